@@ -1,0 +1,86 @@
+# Top-level Makefile: build the patched 6.1 kernel and run the tests in QEMU.
+#
+#   make deps        install the Debian packages the project needs (skips apt
+#                    when everything is already installed)
+#   make tree        build/linux = Debian linux-source-6.1 + new files + patches
+#   make kernel      build/kbuild/arch/x86/boot/bzImage (+ headers)
+#   make selftests   build the blocked_samples kselftests and run them in the VM
+#   make test        deps + kernel + every target in TEST_TARGETS; the last line
+#                    is "N passed, N failed, N skipped" summed over the targets
+#   make vm CMD="…"  run one command in the VM (root, host root read-only)
+#   make demo        boot the VM and show whether blocked samples are available
+#   make clean       remove build output but keep the extracted source
+#   make distclean   remove build/ entirely
+#
+# Hooks for other parts of the project: a file mk/<name>.mk is included
+# below; it may add packages to DEPS_PACKAGES, targets to TEST_TARGETS (each
+# must print a "N passed, N failed" line and exit non-zero on failure), and
+# define its own rules (e.g. a `demo` recipe replacing DEMO_CMD).
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+DEPS_PACKAGES := qemu-system-x86 busybox-static flex bison bc libelf-dev libdw-dev \
+	ccache cpio rsync libssl-dev linux-source-6.1 gcc make libc6-dev patch xz-utils \
+	gzip util-linux coreutils file perl
+
+# Test targets run by `make test`, in order, after `deps` and `kernel`.
+TEST_TARGETS := selftests
+
+# Demo command (placeholder until bperf provides the real demo).
+DEMO_CMD := uname -r; nproc; \
+	if zcat /proc/config.gz | grep -x CONFIG_PERF_BLOCKED_SAMPLES=y; then \
+		echo "blocked samples: available (CONFIG_PERF_BLOCKED_SAMPLES=y)"; \
+	else \
+		echo "blocked samples: NOT available (kernel built without the blocked-samples patch)"; exit 1; \
+	fi
+
+-include $(sort $(wildcard mk/*.mk))
+
+.PHONY: help deps source tree kernel selftests test vm demo clean distclean
+
+help:
+	@sed -n '2,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
+
+deps:
+	@missing=$$(for p in $(DEPS_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || echo $$p; \
+	done); \
+	if [ -z "$$missing" ]; then echo "deps: all $(words $(DEPS_PACKAGES)) packages installed"; exit 0; fi; \
+	echo "deps: installing $$missing"; \
+	if [ "$$(id -u)" -ne 0 ]; then echo "deps: not root; run: sudo make deps" >&2; exit 1; fi; \
+	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing
+
+source:
+	scripts/fetch-source.sh
+
+tree: source
+	scripts/prepare-tree.sh
+
+kernel:
+	scripts/build-kernel.sh
+
+selftests:
+	scripts/run-selftests.sh
+
+test:
+	$(MAKE) --no-print-directory deps
+	$(MAKE) --no-print-directory kernel
+	scripts/run-tests.sh $(TEST_TARGETS)
+
+vm: export CMD := $(CMD)
+vm:
+	@if [ -z "$$CMD" ]; then echo 'usage: make vm CMD="command to run in the VM"' >&2; exit 2; fi
+	scripts/run-vm.sh -- "$$CMD"
+
+demo: export DEMO_CMD := $(DEMO_CMD)
+demo:
+	scripts/run-vm.sh -- "$$DEMO_CMD"
+
+clean:
+	rm -rf build/linux build/kbuild build/kconfig-gen build/kselftest build/kselftest-results \
+		build/vm-scratch build/vm-logs build/patch-state build/patch-check build/vm-initramfs* \
+		build/kvm-probe* build/vm-disk.img build/vm.lock
+
+distclean:
+	rm -rf build

@@ -1,0 +1,26 @@
+# shellcheck shell=bash
+# Common helpers for the build/VM scripts. Source it; do not run it.
+#   . "$(dirname "$0")/lib.sh"
+# Sets REPO (repository root), BUILD (REPO/build) and the default paths below.
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD_DIR:-$REPO/build}
+SRC_TARBALL=${SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+PRISTINE=$BUILD/src/linux-source-6.1      # extracted Debian tree, never modified
+TREE=$BUILD/linux                         # pristine + overlay + patches
+KBUILD=$BUILD/kbuild                      # O= for the kernel build
+BZIMAGE_DEFAULT=$KBUILD/arch/x86/boot/bzImage
+
+log()  { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
+warn() { printf '[%s] WARNING: %s\n' "$(basename "$0")" "$*" >&2; }
+die()  { printf '[%s] ERROR: %s\n' "$(basename "$0")" "$*" >&2; exit 1; }
+
+# need CMD PACKAGE: fail with the apt package to install when CMD is missing.
+need() {
+	command -v "$1" >/dev/null 2>&1 ||
+		die "'$1' not found; install it with: apt-get install -y $2 (or run 'make deps')"
+}
+
+# Seconds since the epoch, with fractions, for timing.
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
