@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Fixture and check macros shared by the blocked samples tests.
+ * Include after ../kselftest_harness.h and blocked_util.h.
+ *
+ * The 6.1 harness runs the test body even when FIXTURE_SETUP calls SKIP(),
+ * so setup only records the probe result and every TEST_F starts with
+ * BS_REQUIRE_FEATURE().
+ */
+#ifndef BLOCKED_FIXTURE_H
+#define BLOCKED_FIXTURE_H
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Data pages of ring buffer per event: 1 MiB, enough for every test. */
+#define BS_PAGES	256
+
+#define BS_FIXTURE(name)						\
+FIXTURE(name) {								\
+	int skip;							\
+	int probe_err;							\
+	struct bs_klog klog;						\
+};									\
+FIXTURE_SETUP(name)							\
+{									\
+	self->probe_err = bs_probe_feature();				\
+	self->skip = self->probe_err != 0;				\
+	bs_klog_mark(&self->klog);					\
+}									\
+FIXTURE_TEARDOWN(name)							\
+{									\
+	char first[512];						\
+	int bad = bs_klog_scan(&self->klog, first, sizeof(first));	\
+									\
+	EXPECT_EQ(0, bad) {						\
+		TH_LOG("kernel log got %d new BUG/WARNING/Oops lines, "	\
+		       "first: %s", bad, first);			\
+	}								\
+}
+
+#define BS_REQUIRE_FEATURE() do {					\
+	if (self->skip)							\
+		SKIP(return, "%s (errno %d)",				\
+		     bs_feature_msg(self->probe_err), self->probe_err);	\
+} while (0)
+
+/* Open @attr on @pid with a ring buffer, failing the test with a reason. */
+#define BS_OPEN(ev, attr, pid, cpu) do {				\
+	int __e = bs_event_open((ev), (attr), (pid), (cpu), BS_PAGES);	\
+	ASSERT_EQ(0, __e) {						\
+		TH_LOG("perf_event_open/mmap(pid=%d, cpu=%d) failed: %s",\
+		       (int)(pid), (int)(cpu), strerror(-__e));		\
+	}								\
+} while (0)
+
+/* Drain, and fail on a malformed ring buffer or lost records. */
+#define BS_DRAIN(ev) do {						\
+	EXPECT_LE(0, bs_event_drain(ev));				\
+	EXPECT_EQ(0, (ev)->smp.parse_error) {				\
+		TH_LOG("malformed record in the ring buffer");		\
+	}								\
+	EXPECT_EQ(0, (ev)->smp.lost) {					\
+		TH_LOG("%llu records lost (ring buffer too small?)",	\
+		       (unsigned long long)(ev)->smp.lost);		\
+	}								\
+	EXPECT_EQ(0, bs_count(&(ev)->smp, -1, BS_BAD)) {		\
+		TH_LOG("samples with more than one blocked bit in misc");\
+	}								\
+} while (0)
+
+/* |actual - expected| <= frac * expected, with both numbers logged. */
+#define BS_EXPECT_NEAR(what, actual, expected, frac) do {		\
+	double __a = (double)(actual), __x = (double)(expected);	\
+	double __f = (frac);						\
+	EXPECT_TRUE(fabs(__a - __x) <= __f * __x) {			\
+		TH_LOG("%s: got %.2f, expected %.2f +/- %.0f%% (off by %.1f%%)",\
+		       (what), __a, __x, __f * 100,			\
+		       __x ? 100.0 * (__a - __x) / __x : 0.0);		\
+	}								\
+} while (0)
+
+/*
+ * Blocked samples of @tid in class @cls carry the blocked thread's context:
+ * a user callchain part, and (root, kernel not excluded) a kernel IP outside
+ * the scheduler and perf.
+ */
+#define BS_EXPECT_CONTEXT(smp, tid, cls, want_kernel) do {		\
+	struct bs_ctx_report __r;					\
+	bool __wk = (want_kernel);					\
+									\
+	if (__wk && !bs_ksyms_available())				\
+		TH_LOG("/proc/kallsyms addresses hidden: IP symbol check skipped");\
+	bs_check_context((smp), (tid), (cls), __wk, &__r);		\
+	TH_LOG("context of %zu [%s] samples: no-user-chain=%zu "	\
+	       "non-kernel-ip=%zu bad-cpumode=%zu sched/perf-ip=%zu "	\
+	       "unresolved=%zu example-ip-symbol=%s", __r.checked,	\
+	       bs_class_name[cls], __r.no_user_chain, __r.not_kernel_ip,\
+	       __r.bad_cpumode, __r.forbidden_sym, __r.unresolved,	\
+	       __r.example[0] ? __r.example : "-");			\
+	EXPECT_LT(0, __r.checked);					\
+	EXPECT_EQ(0, __r.no_user_chain) TH_LOG("%s", __r.first_problem);\
+	if (__wk) {							\
+		EXPECT_EQ(0, __r.not_kernel_ip) TH_LOG("%s", __r.first_problem);\
+		EXPECT_EQ(0, __r.bad_cpumode) TH_LOG("%s", __r.first_problem);\
+		EXPECT_EQ(0, __r.forbidden_sym) TH_LOG("%s", __r.first_problem);\
+	}								\
+} while (0)
+
+#define BS_LOG_SUMMARY(label, smp, tid) do {				\
+	char __b[512];							\
+	TH_LOG("%s tid %d: %s", (label), (int)(tid),			\
+	       bs_summary((smp), (tid), __b, sizeof(__b)));		\
+} while (0)
+
+#endif /* BLOCKED_FIXTURE_H */

@@ -1,0 +1,741 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shared helpers for the blocked samples selftests.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/klog.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "blocked_util.h"
+
+_Static_assert(offsetof(struct perf_event_attr, read_format) + 8 == BS_ATTR_FLAGS_OFFSET,
+	       "flags word of perf_event_attr is not at byte offset 40");
+
+const char *const bs_class_name[BS_NR_CLASSES] = {
+	[BS_ONCPU] = "on-CPU", [BS_B] = "B", [BS_I] = "I", [BS_S] = "S",
+	[BS_L] = "L", [BS_BAD] = "multi-bit",
+};
+
+uint64_t bs_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+double bs_ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+void bs_sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = ns / 1000000000ULL,
+		.tv_nsec = ns % 1000000000ULL,
+	};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+void bs_spin_ns(uint64_t ns)
+{
+	uint64_t end = bs_now_ns() + ns;
+
+	while (bs_now_ns() < end)
+		;
+}
+
+pid_t bs_gettid(void)
+{
+	return syscall(__NR_gettid);
+}
+
+int bs_pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+int bs_pick_cpu(void)
+{
+	cpu_set_t set;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	for (cpu = CPU_SETSIZE - 1; cpu > 0; cpu--)
+		if (CPU_ISSET(cpu, &set))
+			return cpu;
+	return 0;
+}
+
+void bs_set_blocked(struct perf_event_attr *attr)
+{
+#if BS_HAVE_ATTR_BLOCKED
+	attr->blocked = 1;
+#else
+	uint64_t flags;
+
+	memcpy(&flags, (char *)attr + BS_ATTR_FLAGS_OFFSET, sizeof(flags));
+	flags |= 1ULL << BS_ATTR_BLOCKED_BIT;
+	memcpy((char *)attr + BS_ATTR_FLAGS_OFFSET, &flags, sizeof(flags));
+#endif
+}
+
+bool bs_get_blocked(const struct perf_event_attr *attr)
+{
+	uint64_t flags;
+
+	memcpy(&flags, (const char *)attr + BS_ATTR_FLAGS_OFFSET, sizeof(flags));
+	return flags & (1ULL << BS_ATTR_BLOCKED_BIT);
+}
+
+void bs_make_attr(struct perf_event_attr *attr, uint64_t period_ns, bool blocked)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->size = sizeof(*attr);
+	attr->config = PERF_COUNT_SW_TASK_CLOCK;
+	attr->sample_period = period_ns;
+	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			    PERF_SAMPLE_PERIOD | PERF_SAMPLE_WEIGHT |
+			    PERF_SAMPLE_CALLCHAIN;
+	attr->exclude_hv = 1;
+	attr->wakeup_events = 1;
+	if (blocked)
+		bs_set_blocked(attr);
+}
+
+long bs_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			int group_fd, unsigned long flags)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
+
+int bs_event_open(struct bs_event *ev, struct perf_event_attr *attr,
+		  pid_t pid, int cpu, unsigned int data_pages)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int err;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->sample_type = attr->sample_type;
+	ev->fd = bs_perf_event_open(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (ev->fd < 0) {
+		err = errno;
+		ev->fd = -1;
+		return -err;
+	}
+	if (!data_pages)
+		return 0;
+	ev->mmap_len = (size_t)(data_pages + 1) * page;
+	ev->base = mmap(NULL, ev->mmap_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			ev->fd, 0);
+	if (ev->base == MAP_FAILED) {
+		err = errno;
+		ev->base = NULL;
+		close(ev->fd);
+		ev->fd = -1;
+		return -err;
+	}
+	return 0;
+}
+
+void bs_samples_free(struct bs_samples *smp)
+{
+	size_t i;
+
+	for (i = 0; i < smp->nr; i++)
+		free(smp->s[i].chain);
+	free(smp->s);
+	memset(smp, 0, sizeof(*smp));
+}
+
+void bs_event_close(struct bs_event *ev)
+{
+	if (ev->base)
+		munmap(ev->base, ev->mmap_len);
+	if (ev->fd >= 0)
+		close(ev->fd);
+	ev->base = NULL;
+	ev->fd = -1;
+	bs_samples_free(&ev->smp);
+}
+
+static struct bs_sample *bs_samples_add(struct bs_samples *smp)
+{
+	if (smp->nr == smp->alloc) {
+		size_t n = smp->alloc ? smp->alloc * 2 : 1024;
+		struct bs_sample *s = realloc(smp->s, n * sizeof(*s));
+
+		if (!s)
+			return NULL;
+		smp->s = s;
+		smp->alloc = n;
+	}
+	memset(&smp->s[smp->nr], 0, sizeof(smp->s[0]));
+	return &smp->s[smp->nr++];
+}
+
+/* Fetch the next u64 of a record; false if the record is too short. */
+static bool take_u64(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	if (*p + 8 > end)
+		return false;
+	memcpy(v, *p, 8);
+	*p += 8;
+	return true;
+}
+
+static int parse_sample(struct bs_samples *smp, uint64_t type,
+			const struct perf_event_header *hdr)
+{
+	const uint8_t *p = (const uint8_t *)(hdr + 1);
+	const uint8_t *end = (const uint8_t *)hdr + hdr->size;
+	const uint64_t known = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+			       PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			       PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
+			       PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+			       PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+			       PERF_SAMPLE_WEIGHT;
+	struct bs_sample *s;
+	uint64_t v;
+
+	if (type & ~known)
+		return -1;
+	s = bs_samples_add(smp);
+	if (!s)
+		return -1;
+	s->misc = hdr->misc;
+	if ((type & PERF_SAMPLE_IDENTIFIER) && !take_u64(&p, end, &v))
+		return -1;
+	if ((type & PERF_SAMPLE_IP) && !take_u64(&p, end, &s->ip))
+		return -1;
+	if (type & PERF_SAMPLE_TID) {
+		if (!take_u64(&p, end, &v))
+			return -1;
+		memcpy(&s->pid, &v, 4);
+		memcpy(&s->tid, (uint8_t *)&v + 4, 4);
+	}
+	if ((type & PERF_SAMPLE_TIME) && !take_u64(&p, end, &s->time))
+		return -1;
+	if ((type & PERF_SAMPLE_ADDR) && !take_u64(&p, end, &v))
+		return -1;
+	if ((type & PERF_SAMPLE_ID) && !take_u64(&p, end, &v))
+		return -1;
+	if ((type & PERF_SAMPLE_STREAM_ID) && !take_u64(&p, end, &v))
+		return -1;
+	if ((type & PERF_SAMPLE_CPU) && !take_u64(&p, end, &v))
+		return -1;
+	if ((type & PERF_SAMPLE_PERIOD) && !take_u64(&p, end, &s->period))
+		return -1;
+	if (type & PERF_SAMPLE_CALLCHAIN) {
+		if (!take_u64(&p, end, &s->nr_chain))
+			return -1;
+		if (s->nr_chain > (uint64_t)(end - p) / 8)
+			return -1;
+		if (s->nr_chain) {
+			s->chain = malloc(s->nr_chain * 8);
+			if (!s->chain)
+				return -1;
+			memcpy(s->chain, p, s->nr_chain * 8);
+			p += s->nr_chain * 8;
+		}
+	}
+	if ((type & PERF_SAMPLE_WEIGHT) && !take_u64(&p, end, &s->weight))
+		return -1;
+	return 0;
+}
+
+int bs_event_drain(struct bs_event *ev)
+{
+	struct perf_event_mmap_page *pg = ev->base;
+	struct bs_samples *smp = &ev->smp;
+	size_t before = smp->nr;
+	uint8_t *data, rec[65536];
+	uint64_t head, tail, size;
+
+	if (!pg)
+		return -1;
+	data = (uint8_t *)ev->base + pg->data_offset;
+	size = pg->data_size;
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	tail = pg->data_tail;
+
+	while (tail < head) {
+		struct perf_event_header hdr;
+		uint64_t off = tail % size;
+		size_t first;
+
+		if (head - tail < sizeof(hdr))
+			goto bad;
+		/* The header itself may straddle the end of the buffer. */
+		first = size - off < sizeof(hdr) ? size - off : sizeof(hdr);
+		memcpy(&hdr, data + off, first);
+		memcpy((uint8_t *)&hdr + first, data, sizeof(hdr) - first);
+		if (hdr.size < sizeof(hdr) || hdr.size > head - tail)
+			goto bad;
+		first = size - off < hdr.size ? size - off : hdr.size;
+		memcpy(rec, data + off, first);
+		memcpy(rec + first, data, hdr.size - first);
+
+		if (hdr.type == PERF_RECORD_SAMPLE) {
+			if (parse_sample(smp, ev->sample_type,
+					 (struct perf_event_header *)rec))
+				goto bad;
+		} else if (hdr.type == PERF_RECORD_LOST) {
+			uint64_t lost;
+
+			/* struct { header; u64 id; u64 lost; } */
+			if (hdr.size >= sizeof(hdr) + 16) {
+				memcpy(&lost, rec + sizeof(hdr) + 8, 8);
+				smp->lost += lost;
+			}
+			smp->nr_lost_records++;
+		} else {
+			smp->nr_other++;
+		}
+		tail += hdr.size;
+	}
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	return smp->nr - before;
+bad:
+	smp->parse_error = 1;
+	__atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
+	return -1;
+}
+
+int bs_probe_feature(void)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, true);
+	attr.disabled = 1;
+	fd = bs_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+const char *bs_feature_msg(int err)
+{
+	switch (err) {
+	case 0:
+		return "blocked samples supported";
+	case EINVAL:
+		return "perf_event_open(task-clock, blocked=1) failed with EINVAL: this kernel "
+		       "does not know attr.blocked (bit 38 is reserved); boot the kernel built "
+		       "with this project's patches/series";
+	case EOPNOTSUPP:
+		return "perf_event_open(task-clock, blocked=1) failed with EOPNOTSUPP: kernel "
+		       "has the patches but CONFIG_PERF_BLOCKED_SAMPLES is not set; enable it";
+	case EACCES:
+	case EPERM:
+		return "perf_event_open() not permitted: run as root or lower "
+		       "/proc/sys/kernel/perf_event_paranoid";
+	case ENOSYS:
+		return "perf_event_open() not available: kernel built without CONFIG_PERF_EVENTS";
+	default:
+		return "perf_event_open(task-clock, blocked=1) failed with an unexpected error";
+	}
+}
+
+enum bs_class bs_sample_class(const struct bs_sample *s)
+{
+	switch (s->misc & PERF_RECORD_MISC_BLOCKED_MASK) {
+	case 0:
+		return BS_ONCPU;
+	case PERF_RECORD_MISC_BLOCKED_OTHER:
+		return BS_B;
+	case PERF_RECORD_MISC_BLOCKED_IO:
+		return BS_I;
+	case PERF_RECORD_MISC_BLOCKED_SCHED:
+		return BS_S;
+	case PERF_RECORD_MISC_BLOCKED_LOCK:
+		return BS_L;
+	default:
+		return BS_BAD;
+	}
+}
+
+static bool match(const struct bs_sample *s, int tid, enum bs_class c)
+{
+	return (tid < 0 || s->tid == (uint32_t)tid) && bs_sample_class(s) == c;
+}
+
+uint64_t bs_sum_weight(const struct bs_samples *smp, int tid, enum bs_class c)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < smp->nr; i++)
+		if (match(&smp->s[i], tid, c))
+			sum += smp->s[i].weight;
+	return sum;
+}
+
+size_t bs_count(const struct bs_samples *smp, int tid, enum bs_class c)
+{
+	size_t n = 0, i;
+
+	for (i = 0; i < smp->nr; i++)
+		if (match(&smp->s[i], tid, c))
+			n++;
+	return n;
+}
+
+uint64_t bs_max_weight(const struct bs_samples *smp, int tid, enum bs_class c)
+{
+	uint64_t max = 0;
+	size_t i;
+
+	for (i = 0; i < smp->nr; i++)
+		if (match(&smp->s[i], tid, c) && smp->s[i].weight > max)
+			max = smp->s[i].weight;
+	return max;
+}
+
+uint64_t bs_sum_weight_all(const struct bs_samples *smp, int tid)
+{
+	uint64_t sum = 0;
+	int c;
+
+	for (c = BS_ONCPU; c < BS_NR_CLASSES; c++)
+		sum += bs_sum_weight(smp, tid, c);
+	return sum;
+}
+
+const char *bs_summary(const struct bs_samples *smp, int tid, char *buf, size_t len)
+{
+	size_t used = 0;
+	int c;
+
+	buf[0] = '\0';
+	for (c = BS_ONCPU; c < BS_NR_CLASSES && used < len; c++)
+		used += snprintf(buf + used, len - used, "%s%s: n=%zu w=%llu",
+				 c ? ", " : "", bs_class_name[c], bs_count(smp, tid, c),
+				 (unsigned long long)bs_sum_weight(smp, tid, c));
+	if (used < len)
+		snprintf(buf + used, len - used, "; lost=%llu",
+			 (unsigned long long)smp->lost);
+	return buf;
+}
+
+int bs_chain_user_entries(const struct bs_sample *s)
+{
+	uint64_t i;
+
+	for (i = 0; i < s->nr_chain; i++)
+		if (s->chain[i] == PERF_CONTEXT_USER)
+			return s->nr_chain - i - 1;
+	return -1;
+}
+
+bool bs_chain_has_marker(const struct bs_sample *s, uint64_t marker)
+{
+	uint64_t i;
+
+	for (i = 0; i < s->nr_chain; i++)
+		if (s->chain[i] == marker)
+			return true;
+	return false;
+}
+
+bool bs_chain_has_kernel_addr(const struct bs_sample *s)
+{
+	uint64_t i;
+
+	for (i = 0; i < s->nr_chain; i++)
+		if (s->chain[i] >= BS_KERNEL_ADDR_MIN &&
+		    s->chain[i] < (uint64_t)PERF_CONTEXT_MAX)
+			return true;
+	return false;
+}
+
+/* ---- /proc/kallsyms ---- */
+
+struct ksym {
+	uint64_t addr;
+	char *name;
+};
+
+static struct ksym *ksyms;
+static size_t nr_ksyms;
+static int ksyms_loaded;	/* 0 not tried, 1 ok, -1 unavailable */
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void ksyms_load(void)
+{
+	char line[512], name[256], type;
+	unsigned long long addr;
+	size_t alloc = 0;
+	FILE *f;
+
+	ksyms_loaded = -1;
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (!addr)
+			continue;	/* kptr_restrict hides addresses */
+		if (nr_ksyms == alloc) {
+			struct ksym *n;
+
+			alloc = alloc ? alloc * 2 : 65536;
+			n = realloc(ksyms, alloc * sizeof(*n));
+			if (!n)
+				break;
+			ksyms = n;
+		}
+		ksyms[nr_ksyms].addr = addr;
+		ksyms[nr_ksyms].name = strdup(name);
+		nr_ksyms++;
+	}
+	fclose(f);
+	if (!nr_ksyms)
+		return;
+	qsort(ksyms, nr_ksyms, sizeof(*ksyms), ksym_cmp);
+	ksyms_loaded = 1;
+}
+
+bool bs_ksyms_available(void)
+{
+	if (!ksyms_loaded)
+		ksyms_load();
+	return ksyms_loaded > 0;
+}
+
+const char *bs_ksym_name(uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	if (!bs_ksyms_available() || addr < ksyms[0].addr)
+		return NULL;
+	hi = nr_ksyms;
+	while (hi - lo > 1) {		/* last symbol with start <= addr */
+		size_t mid = (lo + hi) / 2;
+
+		if (ksyms[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return ksyms[lo].name;
+}
+
+bool bs_ksym_forbidden(const char *name)
+{
+	static const char *const exact[] = {
+		"schedule", "finish_task_switch", "context_switch",
+		"prepare_task_switch", "event_sched_in", "event_sched_out",
+		"group_sched_in", "group_sched_out", "ctx_sched_in",
+		"ctx_sched_out", "merge_sched_in", "visit_groups_merge",
+		"ctx_groups_sched_in", "ctx_flexible_sched_in",
+		"ctx_pinned_sched_in", NULL,
+	};
+	static const char *const prefix[] = { "perf_", "task_clock_", NULL };
+	char base[256];
+	char *dot;
+	int i;
+
+	while (*name == '_')
+		name++;
+	snprintf(base, sizeof(base), "%s", name);
+	dot = strchr(base, '.');	/* finish_task_switch.isra.0 */
+	if (dot)
+		*dot = '\0';
+	for (i = 0; exact[i]; i++)
+		if (!strcmp(base, exact[i]))
+			return true;
+	for (i = 0; prefix[i]; i++)
+		if (!strncmp(base, prefix[i], strlen(prefix[i])))
+			return true;
+	return false;
+}
+
+void bs_check_context(const struct bs_samples *smp, int tid, enum bs_class c,
+		      bool want_kernel_ip, struct bs_ctx_report *rep)
+{
+	size_t i;
+
+	memset(rep, 0, sizeof(*rep));
+	for (i = 0; i < smp->nr; i++) {
+		const struct bs_sample *s = &smp->s[i];
+		const char *sym = NULL;
+		int user;
+
+		if (!match(s, tid, c))
+			continue;
+		rep->checked++;
+		user = bs_chain_user_entries(s);
+		if (user < 2) {
+			rep->no_user_chain++;
+			if (!rep->first_problem[0])
+				snprintf(rep->first_problem, sizeof(rep->first_problem),
+					 "sample %zu: user callchain part has %d entries "
+					 "(-1 = no PERF_CONTEXT_USER), chain nr=%llu",
+					 i, user, (unsigned long long)s->nr_chain);
+		}
+		if (!want_kernel_ip)
+			continue;
+		if ((s->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_KERNEL) {
+			rep->bad_cpumode++;
+			if (!rep->first_problem[0])
+				snprintf(rep->first_problem, sizeof(rep->first_problem),
+					 "sample %zu: cpumode %u, want KERNEL (1)", i,
+					 s->misc & PERF_RECORD_MISC_CPUMODE_MASK);
+		}
+		if (s->ip < BS_KERNEL_ADDR_MIN) {
+			rep->not_kernel_ip++;
+			if (!rep->first_problem[0])
+				snprintf(rep->first_problem, sizeof(rep->first_problem),
+					 "sample %zu: ip %#llx is not a kernel address", i,
+					 (unsigned long long)s->ip);
+			continue;
+		}
+		sym = bs_ksym_name(s->ip);
+		if (!sym) {
+			rep->unresolved++;
+			continue;
+		}
+		if (bs_ksym_forbidden(sym)) {
+			rep->forbidden_sym++;
+			if (!rep->first_problem[0])
+				snprintf(rep->first_problem, sizeof(rep->first_problem),
+					 "sample %zu: ip %#llx is in %s (scheduler/perf "
+					 "frames must be removed)", i,
+					 (unsigned long long)s->ip, sym);
+		} else if (!rep->example[0]) {
+			snprintf(rep->example, sizeof(rep->example), "%s", sym);
+		}
+	}
+}
+
+/* ---- kernel log ---- */
+
+static const char *const klog_bad[] = {
+	"BUG:", "WARNING:", "Oops", "Call Trace", "general protection", NULL,
+};
+
+static bool klog_line_bad(const char *line)
+{
+	int i;
+
+	for (i = 0; klog_bad[i]; i++)
+		if (strstr(line, klog_bad[i]))
+			return true;
+	return false;
+}
+
+static int klogctl_count(char *first, size_t len)
+{
+	int size = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	int n, count = 0;
+	char *buf, *line, *save;
+
+	if (size <= 0)
+		return 0;
+	buf = malloc(size + 1);
+	if (!buf)
+		return 0;
+	n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, size);
+	if (n < 0)
+		n = 0;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!klog_line_bad(line))
+			continue;
+		if (!count && first)
+			snprintf(first, len, "%s", line);
+		count++;
+	}
+	free(buf);
+	return count;
+}
+
+void bs_klog_mark(struct bs_klog *k)
+{
+	k->fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (k->fd >= 0 && lseek(k->fd, 0, SEEK_END) < 0) {
+		close(k->fd);
+		k->fd = -1;
+	}
+	k->base_count = k->fd < 0 ? klogctl_count(NULL, 0) : 0;
+}
+
+int bs_klog_scan(struct bs_klog *k, char *first, size_t len)
+{
+	char rec[8192];
+	int count = 0;
+	ssize_t n;
+
+	if (first && len)
+		first[0] = '\0';
+	if (k->fd < 0) {
+		count = klogctl_count(first, len) - k->base_count;
+		return count < 0 ? 0 : count;
+	}
+	for (;;) {
+		n = read(k->fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;	/* records overwritten; go on */
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		if (klog_line_bad(rec)) {
+			if (!count && first)
+				snprintf(first, len, "%s", rec);
+			count++;
+		}
+	}
+	close(k->fd);
+	k->fd = -1;
+	return count;
+}
+
+char bs_task_state(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return '?';
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return '?';
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] && p[2] ? p[2] : '?';
+}

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared helpers for the blocked samples selftests: event attributes,
+ * perf_event_open(), ring buffer parsing, per-class/per-tid weight sums,
+ * callchain and kernel symbol checks, kernel log scanning.
+ *
+ * The ABI is described in
+ * Documentation/admin-guide/perf/blocked-samples-abi.txt.
+ */
+#ifndef BLOCKED_UTIL_H
+#define BLOCKED_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/perf_event.h>
+
+/*
+ * The installed uapi header may predate the feature. The misc bits and the
+ * attr bit position are fixed by the ABI, so provide them here; the attr bit
+ * is then set through the raw flags word (see bs_set_blocked()).
+ */
+#ifdef PERF_RECORD_MISC_BLOCKED_MASK
+#define BS_HAVE_ATTR_BLOCKED 1
+#else
+#define BS_HAVE_ATTR_BLOCKED 0
+#define PERF_RECORD_MISC_BLOCKED_OTHER	(1 << 3)
+#define PERF_RECORD_MISC_BLOCKED_IO	(1 << 4)
+#define PERF_RECORD_MISC_BLOCKED_SCHED	(1 << 5)
+#define PERF_RECORD_MISC_BLOCKED_LOCK	(1 << 6)
+#define PERF_RECORD_MISC_BLOCKED_MASK	(0xf << 3)
+#endif
+
+/* Byte offset of the 64-bit flags word and the bit number of `blocked'. */
+#define BS_ATTR_FLAGS_OFFSET	40
+#define BS_ATTR_BLOCKED_BIT	38
+
+#define BS_NSEC_PER_MSEC	1000000ULL
+#define BS_DEFAULT_PERIOD_NS	BS_NSEC_PER_MSEC
+
+/* Lowest kernel virtual address on x86_64 (and the arm64 style split). */
+#define BS_KERNEL_ADDR_MIN	0xffff800000000000ULL
+
+/* Subclass indices used by the sums; 0 is "on-CPU" (no blocked bit). */
+enum bs_class {
+	BS_ONCPU = 0,
+	BS_B,		/* PERF_RECORD_MISC_BLOCKED_OTHER */
+	BS_I,		/* PERF_RECORD_MISC_BLOCKED_IO */
+	BS_S,		/* PERF_RECORD_MISC_BLOCKED_SCHED */
+	BS_L,		/* PERF_RECORD_MISC_BLOCKED_LOCK */
+	BS_BAD,		/* more than one blocked bit set: ABI violation */
+	BS_NR_CLASSES,
+};
+
+extern const char *const bs_class_name[BS_NR_CLASSES];
+
+struct bs_sample {
+	uint16_t misc;
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t period;
+	uint64_t weight;
+	uint64_t nr_chain;
+	uint64_t *chain;	/* malloc'ed copy, nr_chain entries */
+};
+
+struct bs_samples {
+	struct bs_sample *s;
+	size_t nr, alloc;
+	uint64_t lost;		/* sum of PERF_RECORD_LOST.lost */
+	uint64_t nr_lost_records;
+	uint64_t nr_other;	/* records other than SAMPLE/LOST */
+	int parse_error;	/* malformed record seen */
+};
+
+struct bs_event {
+	int fd;
+	void *base;		/* mmap base (control page) */
+	size_t mmap_len;
+	uint64_t sample_type;
+	struct bs_samples smp;
+};
+
+/* Time, sleeping, spinning, affinity. */
+uint64_t bs_now_ns(void);
+double bs_ms(uint64_t ns);
+void bs_sleep_ns(uint64_t ns);		/* one nanosleep(), restarted on EINTR */
+void bs_spin_ns(uint64_t ns);		/* busy loop on CLOCK_MONOTONIC */
+pid_t bs_gettid(void);
+int bs_pin_self(int cpu);
+int bs_pick_cpu(void);			/* highest CPU in our affinity mask */
+
+/*
+ * Attribute helpers. bs_make_attr(): task-clock, sampling every @period_ns,
+ * sample_type IP|TID|TIME|PERIOD|WEIGHT|CALLCHAIN, blocked bit per @blocked.
+ */
+void bs_make_attr(struct perf_event_attr *attr, uint64_t period_ns, bool blocked);
+void bs_set_blocked(struct perf_event_attr *attr);
+bool bs_get_blocked(const struct perf_event_attr *attr);
+
+long bs_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			int group_fd, unsigned long flags);
+
+/*
+ * Open an event and map @data_pages (power of two) pages of ring buffer.
+ * Returns 0 or -errno; on failure ev->fd is -1.
+ */
+int bs_event_open(struct bs_event *ev, struct perf_event_attr *attr,
+		  pid_t pid, int cpu, unsigned int data_pages);
+/* Open without a ring buffer (for counting / validation tests). */
+void bs_event_close(struct bs_event *ev);
+
+/*
+ * Consume everything currently in the ring buffer into ev->smp (appending).
+ * Handles wrap-around; returns number of new samples or -1 on parse error.
+ */
+int bs_event_drain(struct bs_event *ev);
+void bs_samples_free(struct bs_samples *smp);
+
+/*
+ * Probe: open a valid blocked event on the calling thread.
+ * Returns 0 or the errno; bs_feature_msg() explains an errno.
+ */
+int bs_probe_feature(void);
+const char *bs_feature_msg(int err);
+
+/* Sample classification and sums. tid < 0 means all tids. */
+enum bs_class bs_sample_class(const struct bs_sample *s);
+uint64_t bs_sum_weight(const struct bs_samples *smp, int tid, enum bs_class c);
+size_t bs_count(const struct bs_samples *smp, int tid, enum bs_class c);
+uint64_t bs_max_weight(const struct bs_samples *smp, int tid, enum bs_class c);
+/* All classes: on-CPU + every blocked class. */
+uint64_t bs_sum_weight_all(const struct bs_samples *smp, int tid);
+/* One-line summary "on=.. B=.. I=.. S=.. L=.. (counts ...)" for logs. */
+const char *bs_summary(const struct bs_samples *smp, int tid, char *buf, size_t len);
+
+/* Number of entries following the PERF_CONTEXT_USER marker (-1: no marker). */
+int bs_chain_user_entries(const struct bs_sample *s);
+bool bs_chain_has_marker(const struct bs_sample *s, uint64_t marker);
+/* Any callchain entry that is a kernel address (context markers excluded). */
+bool bs_chain_has_kernel_addr(const struct bs_sample *s);
+
+/*
+ * Kernel symbols from /proc/kallsyms. bs_ksym_name() returns the name of
+ * the text symbol containing @addr, or NULL (no symbol or addresses hidden).
+ */
+bool bs_ksyms_available(void);
+const char *bs_ksym_name(uint64_t addr);
+/* Scheduler or perf internals that must not be the IP of a blocked sample. */
+bool bs_ksym_forbidden(const char *name);
+
+/*
+ * Check the context of the blocked samples of @tid in class @c:
+ * user callchain part (marker followed by >= 2 entries), and when
+ * @want_kernel_ip, a kernel IP, cpumode KERNEL, not a scheduler/perf symbol.
+ */
+struct bs_ctx_report {
+	size_t checked;
+	size_t no_user_chain;
+	size_t not_kernel_ip;
+	size_t bad_cpumode;
+	size_t forbidden_sym;
+	size_t unresolved;
+	char first_problem[256];
+	char example[256];	/* symbol of one good sample */
+};
+void bs_check_context(const struct bs_samples *smp, int tid, enum bs_class c,
+		      bool want_kernel_ip, struct bs_ctx_report *rep);
+
+/*
+ * Kernel log scanning: bs_klog_mark() remembers the current end of the log,
+ * bs_klog_scan() counts "BUG:", "WARNING:", "Oops" and "Call Trace" lines
+ * written since and copies the first one into @first.
+ */
+struct bs_klog {
+	int fd;			/* /dev/kmsg positioned at the end, or -1 */
+	int base_count;		/* klogctl() fallback: count at mark time */
+};
+void bs_klog_mark(struct bs_klog *k);
+int bs_klog_scan(struct bs_klog *k, char *first, size_t len);
+
+/* State letter of /proc/<tid>/stat (R, S, D, ...), or '?'. */
+char bs_task_state(pid_t tid);
+
+#endif /* BLOCKED_UTIL_H */

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * An inherited event (attr.inherit=1) opened on the process before a thread
+ * is created follows the new thread too: the thread's sleeps must show up
+ * as [B] samples with its tid in the parent's ring buffer. The second test
+ * keeps parent and child on one CPU so they switch directly to each other,
+ * the case where perf may swap cloned contexts instead of rescheduling them.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+#include "blocked_util.h"
+#include "blocked_fixture.h"
+
+#define NAPS		10
+#define NAP_MS		10
+
+static struct {
+	int cpu;		/* -1: don't pin */
+	volatile pid_t tid;
+	volatile int done;
+	double slept_ms;
+	int pin_err;
+} ctx;
+
+static void *child(void *arg)
+{
+	int i;
+
+	if (ctx.cpu >= 0)
+		ctx.pin_err = bs_pin_self(ctx.cpu);
+	ctx.tid = bs_gettid();
+	for (i = 0; i < NAPS; i++) {
+		uint64_t t0 = bs_now_ns();
+
+		bs_sleep_ns(NAP_MS * BS_NSEC_PER_MSEC);
+		ctx.slept_ms += bs_ms(bs_now_ns() - t0);
+		bs_spin_ns(BS_NSEC_PER_MSEC / 2);
+	}
+	__atomic_store_n(&ctx.done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+BS_FIXTURE(inherit_thread);
+
+static void run_inherit(struct __test_metadata *_metadata, bool same_cpu)
+{
+	struct perf_event_attr attr;
+	uint64_t b, s;
+	struct bs_event ev;
+	pthread_t th;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.cpu = same_cpu ? bs_pick_cpu() : -1;
+	if (same_cpu)
+		ASSERT_EQ(0, bs_pin_self(ctx.cpu));
+
+	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, true);
+	attr.inherit = 1;
+	BS_OPEN(&ev, &attr, 0, -1);
+	ASSERT_EQ(0, pthread_create(&th, NULL, child, NULL));
+	if (same_cpu) {
+		/* Keep the CPU busy so the child switches to and from us. */
+		while (!__atomic_load_n(&ctx.done, __ATOMIC_ACQUIRE))
+			;
+	}
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, ctx.pin_err);
+	BS_DRAIN(&ev);
+
+	b = bs_sum_weight(&ev.smp, ctx.tid, BS_B);
+	s = bs_sum_weight(&ev.smp, ctx.tid, BS_S);
+	TH_LOG("child tid %d slept %.2f ms in %d naps (parent %s); [B] weight %llu, "
+	       "[S] weight %llu", ctx.tid, ctx.slept_ms, NAPS,
+	       same_cpu ? "spinning on the same CPU" : "joining",
+	       (unsigned long long)b, (unsigned long long)s);
+	BS_LOG_SUMMARY("child", &ev.smp, ctx.tid);
+	BS_LOG_SUMMARY("parent", &ev.smp, bs_gettid());
+
+	EXPECT_LT(0, bs_count(&ev.smp, ctx.tid, BS_B)) TH_LOG("no [B] samples of the child");
+	BS_EXPECT_NEAR("child [B]+[S] weight vs measured sleep", b + s, ctx.slept_ms, 0.15);
+	EXPECT_LE(ctx.slept_ms / 2, b) TH_LOG("most of the sleep should be [B]");
+	BS_EXPECT_CONTEXT(&ev.smp, ctx.tid, BS_B, geteuid() == 0);
+	bs_event_close(&ev);
+}
+
+TEST_F_TIMEOUT(inherit_thread, child_sleeps, 120)
+{
+	BS_REQUIRE_FEATURE();
+	run_inherit(_metadata, false);
+}
+
+TEST_F_TIMEOUT(inherit_thread, child_sleeps_parent_spins_same_cpu, 120)
+{
+	BS_REQUIRE_FEATURE();
+	run_inherit(_metadata, true);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Two CPU-bound threads pinned to one CPU share it about evenly: each is
+ * runnable-but-preempted about as long as it runs, so each thread's [S]
+ * weight must match its on-CPU weight.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+#include "blocked_util.h"
+#include "blocked_fixture.h"
+
+#define NTHREADS	2
+#define RUN_MS		1000
+
+struct spinner {
+	pthread_t th;
+	int cpu;
+	pid_t tid;
+	int pin_err;
+};
+
+static volatile int go;
+static volatile uint64_t stop_at;
+
+static void *spin(void *arg)
+{
+	struct spinner *sp = arg;
+
+	sp->pin_err = bs_pin_self(sp->cpu);
+	__atomic_store_n(&sp->tid, bs_gettid(), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
+		;
+	while (bs_now_ns() < stop_at)
+		;
+	return NULL;
+}
+
+BS_FIXTURE(sched_preempt);
+
+TEST_F_TIMEOUT(sched_preempt, two_spinners_one_cpu, 120)
+{
+	struct spinner sp[NTHREADS];
+	struct bs_event ev[NTHREADS];
+	struct perf_event_attr attr;
+	int cpu = bs_pick_cpu(), i;
+
+	BS_REQUIRE_FEATURE();
+
+	go = 0;
+	for (i = 0; i < NTHREADS; i++) {
+		sp[i].cpu = cpu;
+		sp[i].tid = 0;
+		ASSERT_EQ(0, pthread_create(&sp[i].th, NULL, spin, &sp[i]));
+	}
+	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, true);
+	attr.sample_type &= ~PERF_SAMPLE_CALLCHAIN;	/* only weights matter */
+	for (i = 0; i < NTHREADS; i++) {
+		while (!__atomic_load_n(&sp[i].tid, __ATOMIC_ACQUIRE))
+			usleep(1000);
+		ASSERT_EQ(0, sp[i].pin_err) TH_LOG("cannot pin to CPU %d", cpu);
+		BS_OPEN(&ev[i], &attr, sp[i].tid, -1);
+	}
+	stop_at = bs_now_ns() + RUN_MS * BS_NSEC_PER_MSEC;
+	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < NTHREADS; i++)
+		pthread_join(sp[i].th, NULL);
+
+	for (i = 0; i < NTHREADS; i++) {
+		uint64_t on, s;
+
+		BS_DRAIN(&ev[i]);
+		on = bs_sum_weight(&ev[i].smp, sp[i].tid, BS_ONCPU);
+		s = bs_sum_weight(&ev[i].smp, sp[i].tid, BS_S);
+		TH_LOG("spinner %d (tid %d, CPU %d, %d ms): on-CPU weight %llu, [S] weight %llu",
+		       i, sp[i].tid, cpu, RUN_MS, (unsigned long long)on,
+		       (unsigned long long)s);
+		BS_LOG_SUMMARY("spinner", &ev[i].smp, sp[i].tid);
+		EXPECT_LE(RUN_MS / 4, on) TH_LOG("too few on-CPU samples");
+		BS_EXPECT_NEAR("[S] weight vs on-CPU weight", s, on, 0.15);
+		/* Spinners never sleep. */
+		EXPECT_EQ(0, bs_sum_weight(&ev[i].smp, -1, BS_B) +
+			     bs_sum_weight(&ev[i].smp, -1, BS_L) +
+			     bs_sum_weight(&ev[i].smp, -1, BS_I));
+		bs_event_close(&ev[i]);
+	}
+}
+
+TEST_HARNESS_MAIN

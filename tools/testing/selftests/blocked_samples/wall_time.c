@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The sampling grid runs on across off-CPU gaps, so for a thread that
+ * alternates computing and sleeping, on-CPU samples (weight 1) plus
+ * blocked samples (weight N) times the period add up to its wall time.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+#include "blocked_util.h"
+#include "blocked_fixture.h"
+
+#define ITERS		8
+#define SPIN_MS		15
+#define SLEEP_MS	15
+
+BS_FIXTURE(wall_time);
+
+TEST_F_TIMEOUT(wall_time, compute_and_sleep, 120)
+{
+	struct perf_event_attr attr;
+	uint64_t t0, t1, total, on, off;
+	struct bs_event ev;
+	pid_t tid = bs_gettid();
+	double wall_ms;
+	size_t i;
+	int it;
+
+	BS_REQUIRE_FEATURE();
+
+	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, true);
+	attr.sample_type &= ~PERF_SAMPLE_CALLCHAIN;
+	attr.disabled = 1;
+	BS_OPEN(&ev, &attr, 0, -1);
+
+	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_ENABLE, 0));
+	t0 = bs_now_ns();
+	for (it = 0; it < ITERS; it++) {
+		bs_spin_ns(SPIN_MS * BS_NSEC_PER_MSEC);
+		bs_sleep_ns(SLEEP_MS * BS_NSEC_PER_MSEC);
+	}
+	/* End on-CPU so that the last off-CPU part has been emitted. */
+	bs_spin_ns(2 * BS_NSEC_PER_MSEC);
+	t1 = bs_now_ns();
+	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0));
+	BS_DRAIN(&ev);
+
+	wall_ms = bs_ms(t1 - t0);
+	on = bs_sum_weight(&ev.smp, tid, BS_ONCPU);
+	total = bs_sum_weight_all(&ev.smp, tid);
+	off = total - on;
+	TH_LOG("wall %.2f ms (%d x %d ms spin + %d ms sleep); on-CPU weight %llu, "
+	       "blocked weight %llu, total %llu x %.3f ms = %.2f ms", wall_ms, ITERS,
+	       SPIN_MS, SLEEP_MS, (unsigned long long)on, (unsigned long long)off,
+	       (unsigned long long)total, bs_ms(attr.sample_period),
+	       bs_ms(total * attr.sample_period));
+	BS_LOG_SUMMARY("thread", &ev.smp, tid);
+
+	/* On-CPU samples carry weight 1 and period == sample_period. */
+	for (i = 0; i < ev.smp.nr; i++) {
+		const struct bs_sample *s = &ev.smp.s[i];
+
+		if (bs_sample_class(s) == BS_ONCPU) {
+			EXPECT_EQ(1, s->weight);
+			EXPECT_EQ(attr.sample_period, s->period);
+		} else {
+			EXPECT_LE(1, s->weight);
+			EXPECT_EQ(s->weight * attr.sample_period, s->period);
+		}
+		if (!_metadata->passed)
+			break;	/* one report is enough */
+	}
+	EXPECT_LT(0, on);
+	EXPECT_LT(0, off);
+	BS_EXPECT_NEAR("sum(weight) x period vs wall time (ms)",
+		       bs_ms(total * attr.sample_period), wall_ms, 0.10);
+	bs_event_close(&ev);
+}
+
+TEST_HARNESS_MAIN
