@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Blocked samples: off-CPU samples of the perf task-clock event.
+ *
+ * A task-clock sampling event opened with attr.blocked keeps its sampling
+ * grid running while the task is off the CPU.  When the task is switched
+ * back in, the sampling points that fell into the off-CPU interval are
+ * emitted as (at most two) weighted samples: one for the time the task was
+ * blocked, typed by why it blocked (I/O, lock, other), and one for the time
+ * it waited runnable for a CPU (scheduling).  See
+ * Documentation/admin-guide/perf/blocked-samples.rst.
+ *
+ * The scheduler and perf core call the hooks below.  Without
+ * CONFIG_PERF_BLOCKED_SAMPLES they compile to nothing; with it, the
+ * scheduler hooks are behind a static key that is enabled only while a
+ * blocked event exists.
+ */
+#ifndef _LINUX_PERF_BLOCKED_H
+#define _LINUX_PERF_BLOCKED_H
+
+#include <linux/perf_event.h>
+#include <linux/sched.h>
+
+/* Subclass of an off-CPU interval, kept in task_struct::blocked_class. */
+enum perf_blocked_class {
+	PERF_BLOCKED_NONE = 0,
+	PERF_BLOCKED_OTHER,
+	PERF_BLOCKED_IO,
+	PERF_BLOCKED_SCHED,
+	PERF_BLOCKED_LOCK,
+};
+
+#ifdef CONFIG_PERF_BLOCKED_SAMPLES
+
+#include <linux/jump_label_ratelimit.h>
+#include <linux/sched/clock.h>
+
+extern struct static_key_false_deferred perf_blocked_key;
+
+static __always_inline bool perf_blocked_enabled(void)
+{
+	return static_branch_unlikely(&perf_blocked_key.key);
+}
+
+/*
+ * __schedule(), for a real switch away from @prev.  @runnable tells whether
+ * @prev stays on the runqueue (preempted or yielding) or is going to sleep.
+ * Only tasks that have a perf context can have a blocked event.
+ */
+static inline void perf_blocked_switch_out(struct task_struct *prev,
+					   bool runnable)
+{
+	u8 class;
+
+	if (!perf_blocked_enabled() ||
+	    !READ_ONCE(prev->perf_event_ctxp[perf_sw_context]))
+		return;
+
+	if (runnable)
+		class = PERF_BLOCKED_SCHED;
+	else if (prev->in_iowait)
+		class = PERF_BLOCKED_IO;
+	else if (prev->in_lockwait)
+		class = PERF_BLOCKED_LOCK;
+	else
+		class = PERF_BLOCKED_OTHER;
+
+	prev->blocked_class = class;
+}
+
+/*
+ * __schedule(), after context_switch() returned: current runs again and
+ * every event of its context has been through pmu::add().
+ */
+static inline void perf_blocked_switch_done(struct task_struct *curr)
+{
+	if (!perf_blocked_enabled())
+		return;
+
+	curr->blocked_class = PERF_BLOCKED_NONE;
+	curr->blocked_wake_ts = 0;
+}
+
+/*
+ * try_to_wake_up(), once @p is known to be off the runqueue and this is the
+ * wake-up that makes it runnable: at most one per sleep.  @p cannot run
+ * before this returns, so the store needs no further ordering.
+ */
+static inline void perf_blocked_wakeup(struct task_struct *p)
+{
+	if (!perf_blocked_enabled() ||
+	    !READ_ONCE(p->perf_event_ctxp[perf_sw_context]))
+		return;
+
+	p->blocked_wake_ts = local_clock();
+}
+
+/* sched_fork(): a new task has no interval in flight. */
+static inline void perf_blocked_fork(struct task_struct *p)
+{
+	p->blocked_class = PERF_BLOCKED_NONE;
+	p->blocked_wake_ts = 0;
+	p->in_lockwait = 0;
+}
+
+/* Context bookkeeping, under ctx->lock. */
+static inline void perf_blocked_ctx_account(struct perf_event_context *ctx,
+					    struct perf_event *event, int nr)
+{
+	if (event->attr.blocked)
+		ctx->nr_blocked += nr;
+}
+
+/*
+ * Swapping cloned contexts at a context switch skips pmu::del()/add(), which
+ * is where a blocked event measures the off-CPU interval.
+ */
+static inline bool perf_blocked_ctx_noswap(struct perf_event_context *ctx,
+					   struct perf_event_context *next_ctx)
+{
+	return ctx->nr_blocked || next_ctx->nr_blocked;
+}
+
+/* On-CPU samples of a blocked event stand for one sampling point each. */
+static inline void perf_blocked_oncpu_sample(struct perf_event *event,
+					     struct perf_sample_data *data)
+{
+	if (event->attr.blocked &&
+	    (event->attr.sample_type & PERF_SAMPLE_WEIGHT_TYPE)) {
+		data->weight.full = 1;
+		data->sample_flags |= PERF_SAMPLE_WEIGHT_TYPE;
+	}
+}
+
+int perf_blocked_check_attr(const struct perf_event_attr *attr);
+int perf_blocked_event_init(struct perf_event *event);
+void perf_blocked_event_del(struct perf_event *event);
+void perf_blocked_event_add(struct perf_event *event);
+
+#else /* !CONFIG_PERF_BLOCKED_SAMPLES */
+
+static inline void perf_blocked_switch_out(struct task_struct *prev,
+					   bool runnable) { }
+static inline void perf_blocked_switch_done(struct task_struct *curr) { }
+static inline void perf_blocked_wakeup(struct task_struct *p) { }
+static inline void perf_blocked_fork(struct task_struct *p) { }
+static inline void perf_blocked_ctx_account(struct perf_event_context *ctx,
+					    struct perf_event *event, int nr) { }
+static inline bool perf_blocked_ctx_noswap(struct perf_event_context *ctx,
+					   struct perf_event_context *next_ctx)
+{
+	return false;
+}
+
+static inline void perf_blocked_oncpu_sample(struct perf_event *event,
+					     struct perf_sample_data *data) { }
+
+/* Tell "kernel built without it" (EOPNOTSUPP) from "bad attr" (EINVAL). */
+static inline int perf_blocked_check_attr(const struct perf_event_attr *attr)
+{
+	return attr->blocked ? -EOPNOTSUPP : 0;
+}
+
+static inline int perf_blocked_event_init(struct perf_event *event)
+{
+	return 0;
+}
+
+static inline void perf_blocked_event_del(struct perf_event *event) { }
+static inline void perf_blocked_event_add(struct perf_event *event) { }
+
+#endif /* CONFIG_PERF_BLOCKED_SAMPLES */
+
+#endif /* _LINUX_PERF_BLOCKED_H */

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Blocked samples: off-CPU samples for the task-clock event.
+ *
+ * A sampling task-clock event normally samples a task only while it runs:
+ * its hrtimer is cancelled at switch-out and re-armed with the remaining
+ * time at switch-in, so the sampling grid stops while the task is away.
+ * With attr.blocked the grid keeps its phase across the gap, and the
+ * sampling points that fell into it are emitted at switch-in, as at most
+ * two samples:
+ *
+ *   out ............. wake-up ............ in
+ *   |<---- blocked ---->|<---- runnable --->|
+ *      [I]/[L]/[B]             [S]
+ *
+ * The blocked part is typed by why the task left the CPU (I/O wait, lock
+ * wait, anything else), the runnable part is always scheduling delay.  A
+ * preempted task never blocked, so its whole interval is [S].  Each sample
+ * carries the number of sampling points it stands for as its weight, and
+ * that many periods as its period, so tools that sum periods count the
+ * off-CPU time correctly without knowing about weights.
+ *
+ * Where the work is done:
+ *  - __schedule() tags the task with the class at a real switch and clears
+ *    it once the task runs again; try_to_wake_up() stamps the wake-up.
+ *    Both are behind perf_blocked_key and only touch tasks with a perf
+ *    context, see <linux/perf_blocked.h>.
+ *  - pmu::del() of each blocked event stamps the switch-out; pmu::add()
+ *    computes the split and emits.  Keeping the switch-out time and the
+ *    grid phase in the event, not the task, lets several blocked events on
+ *    one task (say a recorder and a profiler) each get exact results.
+ *  - del()/add() that are not part of a context switch (enable, disable,
+ *    rotation) see blocked_class == NONE and measure nothing.
+ *
+ * The sample is taken in the blocked task's own context: pmu::add() runs
+ * in finish_task_switch() on the task's stack, so the kernel unwinder walks
+ * back through the scheduler into the code that went to sleep.  The frames
+ * of perf and of the scheduler itself are cut at the outermost function of
+ * the first run of scheduler functions (in_sched_functions(): __sched and
+ * lock text), the rule get_wchan() uses, so the sample's IP is the function
+ * that called schedule(), io_schedule(), mutex_lock(), ...  The user part
+ * is the user stack at the syscall, as are the user registers and stack
+ * dump, so DWARF unwinding works.
+ */
+
+#include <linux/kernel.h>
+#include <linux/math64.h>
+#include <linux/perf_blocked.h>
+#include <linux/perf_event.h>
+#include <linux/ptrace.h>
+#include <linux/sched/debug.h>
+#include <linux/sched/task_stack.h>
+
+DEFINE_STATIC_KEY_DEFERRED_FALSE(perf_blocked_key, HZ);
+
+static const u16 perf_blocked_misc[] = {
+	[PERF_BLOCKED_OTHER]	= PERF_RECORD_MISC_BLOCKED_OTHER,
+	[PERF_BLOCKED_IO]	= PERF_RECORD_MISC_BLOCKED_IO,
+	[PERF_BLOCKED_SCHED]	= PERF_RECORD_MISC_BLOCKED_SCHED,
+	[PERF_BLOCKED_LOCK]	= PERF_RECORD_MISC_BLOCKED_LOCK,
+};
+
+static struct perf_callchain_entry perf_blocked_empty_callchain = { .nr = 0 };
+
+/*
+ * Called from perf_copy_attr(): the bit only means something on a sampling
+ * task-clock event.  Per-task attachment is checked at init, where it is
+ * known.
+ */
+int perf_blocked_check_attr(const struct perf_event_attr *attr)
+{
+	if (!attr->blocked)
+		return 0;
+	if (attr->type != PERF_TYPE_SOFTWARE ||
+	    attr->config != PERF_COUNT_SW_TASK_CLOCK)
+		return -EINVAL;
+	/* sample_period and sample_freq share storage */
+	if (!attr->sample_period)
+		return -EINVAL;
+	return 0;
+}
+
+static void perf_blocked_event_destroy(struct perf_event *event)
+{
+	put_callchain_buffers();
+	static_branch_slow_dec_deferred(&perf_blocked_key);
+}
+
+int perf_blocked_event_init(struct perf_event *event)
+{
+	int err;
+
+	if (!event->attr.blocked)
+		return 0;
+
+	/* A CPU-wide task-clock never sees the task switches. */
+	if (!(event->attach_state & PERF_ATTACH_TASK))
+		return -EINVAL;
+
+	/* The sample's IP comes from the callchain, so always have buffers. */
+	err = get_callchain_buffers(sysctl_perf_event_max_stack);
+	if (err)
+		return err;
+
+	static_branch_inc(&perf_blocked_key.key);
+	event->destroy = perf_blocked_event_destroy;
+
+	return 0;
+}
+
+/*
+ * pmu::del(), after the hrtimer was cancelled and hw.period_left holds the
+ * time to the next sampling point.  Only a context switch (the class was
+ * set by __schedule()) starts an interval.
+ */
+void perf_blocked_event_del(struct perf_event *event)
+{
+	event->hw.blocked_out = current->blocked_class ? local_clock() : 0;
+}
+
+/* Sampling points in (0, len] when the first one is at @first. */
+static u64 perf_blocked_points(u64 len, u64 first, u64 period)
+{
+	if (len < first)
+		return 0;
+	return div64_u64(len - first, period) + 1;
+}
+
+/*
+ * Drop the perf and scheduler frames from a kernel callchain taken inside
+ * pmu::add(): everything up to the end of the first run of scheduler
+ * functions.  If no scheduler frame is found the kernel part says nothing
+ * trustworthy about the wait and is dropped whole.  Returns the number of
+ * kernel frames left.
+ */
+static unsigned int perf_blocked_trim(struct perf_callchain_entry *entry)
+{
+	u64 *ip = entry->ip;
+	unsigned int nr = entry->nr, end, i;
+
+	if (!nr || ip[0] != PERF_CONTEXT_KERNEL)
+		return 0;
+
+	for (end = 1; end < nr && ip[end] < PERF_CONTEXT_MAX; end++)
+		;
+	for (i = 1; i < end && !in_sched_functions(ip[i]); i++)
+		;
+	while (i < end && in_sched_functions(ip[i]))
+		i++;
+
+	if (i == end) {
+		memmove(&ip[0], &ip[end], (nr - end) * sizeof(u64));
+		entry->nr = nr - end;
+		return 0;
+	}
+
+	memmove(&ip[1], &ip[i], (nr - i) * sizeof(u64));
+	entry->nr = nr - (i - 1);
+	return end - i;
+}
+
+/* Remove the kernel part (marker and frames) of a callchain. */
+static void perf_blocked_strip_kernel(struct perf_callchain_entry *entry,
+				      unsigned int nr_kernel)
+{
+	unsigned int cut = nr_kernel + 1;
+
+	if (!entry->nr || entry->ip[0] != PERF_CONTEXT_KERNEL)
+		return;
+	memmove(&entry->ip[0], &entry->ip[cut],
+		(entry->nr - cut) * sizeof(u64));
+	entry->nr -= cut;
+}
+
+/* Honour attr.sample_max_stack after the trimming. */
+static void perf_blocked_limit(struct perf_callchain_entry *entry, u32 max)
+{
+	unsigned int i, frames = 0;
+
+	for (i = 0; i < entry->nr; i++) {
+		if (entry->ip[i] >= PERF_CONTEXT_MAX)
+			continue;
+		if (++frames > max) {
+			entry->nr = i;
+			return;
+		}
+	}
+}
+
+static void perf_blocked_output(struct perf_event *event,
+				enum perf_blocked_class class, u64 points,
+				struct pt_regs *regs,
+				struct perf_callchain_entry *callchain)
+{
+	u64 sample_type = event->attr.sample_type;
+	struct perf_output_handle handle;
+	struct perf_event_header header;
+	struct perf_sample_data data;
+	int err;
+
+	perf_sample_data_init(&data, 0, points * event->hw.sample_period);
+
+	if (sample_type & PERF_SAMPLE_WEIGHT) {
+		data.weight.full = points;
+		data.sample_flags |= PERF_SAMPLE_WEIGHT_TYPE;
+	} else if (sample_type & PERF_SAMPLE_WEIGHT_STRUCT) {
+		data.weight.full = 0;
+		data.weight.var1_dw = min_t(u64, points, U32_MAX);
+		data.sample_flags |= PERF_SAMPLE_WEIGHT_TYPE;
+	}
+
+	if (sample_type & PERF_SAMPLE_CALLCHAIN) {
+		data.callchain = callchain;
+		data.sample_flags |= PERF_SAMPLE_CALLCHAIN;
+	}
+
+	/* As __perf_event_output(), plus the subclass in header.misc. */
+	rcu_read_lock();
+	perf_prepare_sample(&header, &data, event, regs);
+	header.misc |= perf_blocked_misc[class];
+
+	if (event->attr.write_backward)
+		err = perf_output_begin_backward(&handle, &data, event,
+						 header.size);
+	else
+		err = perf_output_begin_forward(&handle, &data, event,
+						header.size);
+	if (!err) {
+		perf_output_sample(&handle, &header, &data, event);
+		perf_output_end(&handle);
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * Build the registers and the callchain the samples of this interval
+ * report.  Must not be inlined into a caller that returns before the
+ * callchain is used: the unwind starts at this function's frame.
+ */
+static noinline struct perf_callchain_entry *
+perf_blocked_context(struct perf_event *event, struct pt_regs *regs)
+{
+	struct perf_event_attr *attr = &event->attr;
+	bool want_chain = attr->sample_type & PERF_SAMPLE_CALLCHAIN;
+	bool user = want_chain && !attr->exclude_callchain_user;
+	struct perf_callchain_entry *entry;
+	unsigned int nr_kernel;
+
+	if (attr->exclude_kernel) {
+		/* The task as its user code sees it: at the syscall. */
+		if (!current->mm)
+			return NULL;
+		*regs = *task_pt_regs(current);
+		if (!user)
+			return &perf_blocked_empty_callchain;
+		entry = get_perf_callchain(regs, 0, false, true,
+					   attr->sample_max_stack, false, true);
+		return entry ?: &perf_blocked_empty_callchain;
+	}
+
+	perf_fetch_caller_regs(regs);
+	entry = get_perf_callchain(regs, 0, true, user,
+				   sysctl_perf_event_max_stack, false, true);
+	if (!entry)
+		return &perf_blocked_empty_callchain;
+
+	nr_kernel = perf_blocked_trim(entry);
+	if (nr_kernel) {
+		regs->ip = entry->ip[1];
+	} else if (current->mm) {
+		/* No kernel context to show: report the syscall site. */
+		*regs = *task_pt_regs(current);
+	}
+
+	if (!want_chain)
+		return &perf_blocked_empty_callchain;
+	if (attr->exclude_callchain_kernel)
+		perf_blocked_strip_kernel(entry, nr_kernel);
+	perf_blocked_limit(entry, attr->sample_max_stack ?:
+			   sysctl_perf_event_max_stack);
+	return entry;
+}
+
+/*
+ * pmu::add(), before the hrtimer is started: if the task is coming back
+ * from an off-CPU interval this event measured, emit its samples and set
+ * hw.period_left so the grid continues where it would have been.
+ */
+void perf_blocked_event_add(struct perf_event *event)
+{
+	struct hw_perf_event *hwc = &event->hw;
+	enum perf_blocked_class class = current->blocked_class;
+	u64 out = hwc->blocked_out;
+	u64 period = hwc->sample_period;
+	u64 now, wake, delta, first, n, n_blocked;
+	struct perf_callchain_entry *callchain;
+	struct pt_regs regs;
+	s64 left;
+
+	hwc->blocked_out = 0;
+	if (!out || class == PERF_BLOCKED_NONE || !period)
+		return;
+
+	/*
+	 * The clock may be read on different CPUs at switch-out, wake-up
+	 * and switch-in: clamp instead of trusting the ordering.
+	 */
+	now = local_clock();
+	delta = now > out ? now - out : 0;
+
+	left = local64_read(&hwc->period_left);
+	first = clamp_t(s64, left, 1, period);
+
+	n = perf_blocked_points(delta, first, period);
+	local64_set(&hwc->period_left, first + n * period - delta);
+	if (!n)
+		return;
+
+	if (class == PERF_BLOCKED_SCHED) {
+		n_blocked = 0;
+	} else {
+		wake = current->blocked_wake_ts;
+		if (wake)
+			n_blocked = perf_blocked_points(wake > out ?
+					min(wake - out, delta) : 0,
+					first, period);
+		else
+			n_blocked = n;
+	}
+
+	if (event->attr.exclude_kernel && event->attr.exclude_user)
+		return;
+
+	callchain = perf_blocked_context(event, &regs);
+	if (!callchain)
+		return;
+
+	if (n_blocked)
+		perf_blocked_output(event, class, n_blocked, &regs, callchain);
+	if (n > n_blocked)
+		perf_blocked_output(event, PERF_BLOCKED_SCHED, n - n_blocked,
+				    &regs, callchain);
+}
