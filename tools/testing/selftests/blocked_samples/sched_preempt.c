@@ -21,6 +21,7 @@ struct spinner {
 	int cpu;
 	pid_t tid;
 	int pin_err;
+	uint64_t t_start, t_end;
 };
 
 static volatile int go;
@@ -34,8 +35,10 @@ static void *spin(void *arg)
 	__atomic_store_n(&sp->tid, bs_gettid(), __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
 		;
+	sp->t_start = bs_now_ns();
 	while (bs_now_ns() < stop_at)
 		;
+	sp->t_end = bs_now_ns();
 	return NULL;
 }
 
@@ -70,17 +73,24 @@ TEST_F_TIMEOUT(sched_preempt, two_spinners_one_cpu, 120)
 		pthread_join(sp[i].th, NULL);
 
 	for (i = 0; i < NTHREADS; i++) {
-		uint64_t on, s;
+		uint64_t on, s, cpu_ns = 0;
+		double off_ms;
 
+		EXPECT_EQ(sizeof(cpu_ns), read(ev[i].fd, &cpu_ns, sizeof(cpu_ns)));
+		off_ms = bs_ms(sp[i].t_end - sp[i].t_start) - bs_ms(cpu_ns);
 		BS_DRAIN(&ev[i]);
 		on = bs_sum_weight(&ev[i].smp, sp[i].tid, BS_ONCPU);
 		s = bs_sum_weight(&ev[i].smp, sp[i].tid, BS_S);
 		TH_LOG("spinner %d (tid %d, CPU %d, %d ms): on-CPU weight %llu, [S] weight %llu",
 		       i, sp[i].tid, cpu, RUN_MS, (unsigned long long)on,
 		       (unsigned long long)s);
+		TH_LOG("spinner %d: task-clock %.2f ms on CPU, %.2f ms off CPU while running",
+		       i, bs_ms(cpu_ns), off_ms);
 		BS_LOG_SUMMARY("spinner", &ev[i].smp, sp[i].tid);
 		EXPECT_LE(RUN_MS / 4, on) TH_LOG("too few on-CPU samples");
 		BS_EXPECT_NEAR("[S] weight vs on-CPU weight", s, on, 0.15);
+		BS_EXPECT_NEAR("[S] weight x period vs measured off-CPU time (ms)",
+			       bs_ms(s * attr.sample_period), off_ms, 0.15);
 		/* Spinners never sleep. */
 		EXPECT_EQ(0, bs_sum_weight(&ev[i].smp, -1, BS_B) +
 			     bs_sum_weight(&ev[i].smp, -1, BS_L) +

@@ -95,7 +95,7 @@ static void run_split(struct __test_metadata *_metadata, enum mode mode)
 {
 	enum bs_class want = mode == MODE_FUTEX ? BS_L : BS_B;
 	struct perf_event_attr attr;
-	int pairs = 0, long_pairs = 0;
+	int pairs = 0, long_pairs = 0, same_time = 0;
 	pthread_t ts, tp;
 	struct bs_event ev;
 	size_t i;
@@ -128,24 +128,30 @@ static void run_split(struct __test_metadata *_metadata, enum mode mode)
 	for (i = 1; i < ev.smp.nr; i++) {
 		const struct bs_sample *a = &ev.smp.s[i - 1], *b = &ev.smp.s[i];
 
-		if (bs_sample_class(a) != want || bs_sample_class(b) != BS_S)
-			continue;
-		if (a->tid != b->tid || a->time != b->time)
+		if (bs_sample_class(a) != want || bs_sample_class(b) != BS_S ||
+		    a->tid != b->tid)
 			continue;
 		pairs++;
-		TH_LOG("split %d: [%s] weight %llu + [S] weight %llu at time %llu",
+		TH_LOG("split %d: [%s] weight %llu + [S] weight %llu, time %llu / %llu (diff %lld ns)",
 		       pairs, bs_class_name[want], (unsigned long long)a->weight,
-		       (unsigned long long)b->weight, (unsigned long long)a->time);
+		       (unsigned long long)b->weight, (unsigned long long)a->time,
+		       (unsigned long long)b->time, (long long)(b->time - a->time));
 		EXPECT_EQ(ctx.sleeper_tid, (pid_t)b->tid);
 		EXPECT_LT(0, b->weight);
 		EXPECT_EQ(b->weight * attr.sample_period, b->period);
+		if (a->time == b->time)
+			same_time++;
 		/* The sleeper really waited for most of the spin. */
 		if (b->weight >= SPIN_MS / 3)
 			long_pairs++;
 	}
-	TH_LOG("%d rounds: %d adjacent [%s]+[S] pairs with equal time, %d with [S] >= %d",
-	       ROUNDS, pairs, bs_class_name[want], long_pairs, SPIN_MS / 3);
+	TH_LOG("%d rounds: %d adjacent [%s]+[S] pairs, %d with equal time, %d with [S] >= %d",
+	       ROUNDS, pairs, bs_class_name[want], same_time, long_pairs, SPIN_MS / 3);
 	EXPECT_LE(ROUNDS / 2, pairs);
+	EXPECT_EQ(pairs, same_time) {
+		TH_LOG("both samples of one schedule-in must carry the same "
+		       "PERF_SAMPLE_TIME (the schedule-in time)");
+	}
 	EXPECT_LE(ROUNDS / 2, long_pairs);
 	bs_event_close(&ev);
 }

@@ -22,7 +22,7 @@ BS_FIXTURE(wall_time);
 TEST_F_TIMEOUT(wall_time, compute_and_sleep, 120)
 {
 	struct perf_event_attr attr;
-	uint64_t t0, t1, total, on, off;
+	uint64_t t0, t1, total, on, off, cpu_ns = 0;
 	struct bs_event ev;
 	pid_t tid = bs_gettid();
 	double wall_ms;
@@ -46,6 +46,7 @@ TEST_F_TIMEOUT(wall_time, compute_and_sleep, 120)
 	bs_spin_ns(2 * BS_NSEC_PER_MSEC);
 	t1 = bs_now_ns();
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0));
+	EXPECT_EQ(sizeof(cpu_ns), read(ev.fd, &cpu_ns, sizeof(cpu_ns)));
 	BS_DRAIN(&ev);
 
 	wall_ms = bs_ms(t1 - t0);
@@ -57,6 +58,8 @@ TEST_F_TIMEOUT(wall_time, compute_and_sleep, 120)
 	       SPIN_MS, SLEEP_MS, (unsigned long long)on, (unsigned long long)off,
 	       (unsigned long long)total, bs_ms(attr.sample_period),
 	       bs_ms(total * attr.sample_period));
+	TH_LOG("task-clock count %.2f ms on CPU (on-CPU weight x period %.2f ms)",
+	       bs_ms(cpu_ns), bs_ms(on * attr.sample_period));
 	BS_LOG_SUMMARY("thread", &ev.smp, tid);
 
 	/* On-CPU samples carry weight 1 and period == sample_period. */
