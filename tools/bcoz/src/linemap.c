@@ -1,0 +1,646 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bcoz line map: runtime address -> in-scope source line, from the DWARF line
+ * tables of the in-scope loaded objects (libdw).  Objects are found with
+ * dl_iterate_phdr(), so libraries loaded later with dlopen() are added by
+ * linemap_rescan().  Debug info is taken from the object itself, else from
+ * /usr/lib/debug/.build-id/, else through .gnu_debuglink.
+ */
+#define _GNU_SOURCE
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <gelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libelf.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+struct range {
+	uint64_t start, end;
+	int line;
+};
+
+struct range_table {
+	struct range *r;
+	size_t n;
+};
+
+#define CHUNK_BITS	12
+#define CHUNK		(1 << CHUNK_BITS)
+#define MAX_CHUNKS	4096
+
+static struct bcoz_line *line_chunks[MAX_CHUNKS];
+static _Atomic int nlines;
+static struct range_table *_Atomic table;
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* scope */
+static char **bin_scope, **src_scope;
+static int nbin, nsrc;
+static int src_default;
+static char main_exe[PATH_MAX];
+
+/* objects already scanned */
+static char **scanned;
+static int nscanned;
+static int objects_in_scope, objects_with_lines;
+
+/* interned files and lines: simple open hashing */
+struct file_ent {
+	char *name;
+	int in_scope;
+	struct file_ent *next;
+};
+#define FILE_HASH 4096
+static struct file_ent *files[FILE_HASH];
+
+struct line_ent {
+	const char *file;
+	int line;
+	int idx;
+	struct line_ent *next;
+};
+#define LINE_HASH 65536
+static struct line_ent *lines_h[LINE_HASH];
+
+static unsigned long hash_str(const char *s)
+{
+	unsigned long h = 5381;
+
+	while (*s)
+		h = h * 33 + (unsigned char)*s++;
+	return h;
+}
+
+/* '%' matches any (possibly empty) string */
+static int pat_match(const char *p, const char *s)
+{
+	if (!*p)
+		return !*s;
+	if (*p == '%') {
+		for (const char *t = s;; t++) {
+			if (pat_match(p + 1, t))
+				return 1;
+			if (!*t)
+				return 0;
+		}
+	}
+	return *p == *s && pat_match(p + 1, s + 1);
+}
+
+static char **split_scope(const char *env, int *n)
+{
+	char **v = NULL;
+	char *dup, *tok, *save;
+
+	*n = 0;
+	if (!env || !*env)
+		return NULL;
+	dup = strdup(env);
+	for (tok = strtok_r(dup, "\t", &save); tok; tok = strtok_r(NULL, "\t", &save)) {
+		v = realloc(v, sizeof(*v) * (*n + 1));
+		v[(*n)++] = strdup(tok);
+	}
+	free(dup);
+	return v;
+}
+
+static void normalize(char *p)
+{
+	/* collapse "//", "/./" and "dir/../" without touching the disk */
+	char *out = p, *in = p;
+
+	while (*in) {
+		if (in[0] == '/' && in[1] == '/') {
+			in++;
+			continue;
+		}
+		if (in[0] == '/' && in[1] == '.' && (in[2] == '/' || !in[2])) {
+			in += 2;
+			continue;
+		}
+		if (in[0] == '/' && in[1] == '.' && in[2] == '.' && (in[3] == '/' || !in[3]) &&
+		    out > p) {
+			while (out > p && out[-1] != '/')
+				out--;
+			if (out > p)
+				out--;
+			in += 3;
+			continue;
+		}
+		*out++ = *in++;
+	}
+	*out = 0;
+}
+
+static int src_in_scope(const char *f)
+{
+	size_t l = strlen(f);
+
+	if (l >= 6 && !strcmp(f + l - 6, "/coz.h"))
+		return 0;
+	if (!strcmp(f, "coz.h"))
+		return 0;
+	if (src_default) {
+		if (!strncmp(f, "/usr/include/", 13) || !strncmp(f, "/usr/lib/", 9) ||
+		    !strncmp(f, "/usr/local/include/", 19) || !strncmp(f, "/rustc/", 7) ||
+		    strstr(f, "/.cargo/registry/") || strstr(f, "/.rustup/"))
+			return 0;
+		return 1;
+	}
+	for (int i = 0; i < nsrc; i++)
+		if (pat_match(src_scope[i], f))
+			return 1;
+	return 0;
+}
+
+static struct file_ent *intern_file(const char *name)
+{
+	unsigned long h = hash_str(name) % FILE_HASH;
+	struct file_ent *e;
+
+	for (e = files[h]; e; e = e->next)
+		if (!strcmp(e->name, name))
+			return e;
+	e = calloc(1, sizeof(*e));
+	e->name = strdup(name);
+	e->in_scope = src_in_scope(name);
+	e->next = files[h];
+	files[h] = e;
+	return e;
+}
+
+static int intern_line(const char *file, int line)
+{
+	unsigned long h = (hash_str(file) * 31 + (unsigned long)line) % LINE_HASH;
+	struct line_ent *e;
+	int idx;
+
+	for (e = lines_h[h]; e; e = e->next)
+		if (e->file == file && e->line == line)
+			return e->idx;
+	idx = atomic_load(&nlines);
+	if (idx >= MAX_CHUNKS * CHUNK)
+		return -1;
+	if (!line_chunks[idx >> CHUNK_BITS])
+		line_chunks[idx >> CHUNK_BITS] = calloc(CHUNK, sizeof(struct bcoz_line));
+	line_chunks[idx >> CHUNK_BITS][idx & (CHUNK - 1)].file = file;
+	line_chunks[idx >> CHUNK_BITS][idx & (CHUNK - 1)].line = line;
+	e = malloc(sizeof(*e));
+	e->file = file;
+	e->line = line;
+	e->idx = idx;
+	e->next = lines_h[h];
+	lines_h[h] = e;
+	atomic_store(&nlines, idx + 1);
+	return idx;
+}
+
+struct bcoz_line *linemap_line(int idx)
+{
+	if (idx < 0 || idx >= atomic_load(&nlines))
+		return NULL;
+	return &line_chunks[idx >> CHUNK_BITS][idx & (CHUNK - 1)];
+}
+
+int linemap_nlines(void)
+{
+	return atomic_load(&nlines);
+}
+
+int linemap_scope_objects(void)
+{
+	return objects_with_lines;
+}
+
+/* ranges collected during one scan */
+static struct range *pend;
+static size_t npend, cappend;
+
+static void add_range(uint64_t s, uint64_t e, int line)
+{
+	if (npend == cappend) {
+		cappend = cappend ? cappend * 2 : 4096;
+		pend = realloc(pend, cappend * sizeof(*pend));
+	}
+	pend[npend].start = s;
+	pend[npend].end = e;
+	pend[npend].line = line;
+	npend++;
+}
+
+static size_t scan_dwarf(Dwarf *dw, uint64_t bias)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize, added = 0;
+
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Lines *lines;
+		size_t n;
+		const char *compdir = NULL;
+		Dwarf_Attribute at;
+
+		if (!dwarf_offdie(dw, off + hsize, &cu) || dwarf_getsrclines(&cu, &lines, &n)) {
+			off = next;
+			continue;
+		}
+		if (dwarf_attr(&cu, DW_AT_comp_dir, &at))
+			compdir = dwarf_formstring(&at);
+		for (size_t i = 0; i + 1 < n; i++) {
+			Dwarf_Line *l = dwarf_onesrcline(lines, i);
+			Dwarf_Line *nl = dwarf_onesrcline(lines, i + 1);
+			Dwarf_Addr a, b;
+			int lineno;
+			bool endseq;
+			const char *src;
+			char path[PATH_MAX];
+			struct file_ent *fe;
+			int idx;
+
+			if (!l || !nl || dwarf_lineendsequence(l, &endseq) || endseq)
+				continue;
+			if (dwarf_lineaddr(l, &a) || dwarf_lineaddr(nl, &b) || b <= a)
+				continue;
+			if (dwarf_lineno(l, &lineno) || lineno <= 0)
+				continue;
+			src = dwarf_linesrc(l, NULL, NULL);
+			if (!src)
+				continue;
+			if (src[0] != '/' && compdir)
+				snprintf(path, sizeof(path), "%s/%s", compdir, src);
+			else
+				snprintf(path, sizeof(path), "%s", src);
+			normalize(path);
+			fe = intern_file(path);
+			if (!fe->in_scope)
+				continue;
+			idx = intern_line(fe->name, lineno);
+			if (idx < 0)
+				continue;
+			add_range(a + bias, b + bias, idx);
+			added++;
+		}
+		off = next;
+	}
+	return added;
+}
+
+static Dwarf *open_dwarf(const char *path, int *fdp, Elf **elfp)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	Dwarf *dw;
+
+	if (fd < 0)
+		return NULL;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		close(fd);
+		return NULL;
+	}
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	*fdp = fd;
+	*elfp = elf;
+	return dw;
+}
+
+static void close_dwarf(Dwarf *dw, int fd, Elf *elf)
+{
+	if (dw)
+		dwarf_end(dw);
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* find separate debug info: build-id first, then .gnu_debuglink */
+static Dwarf *open_separate(Elf *elf, const char *path, int *fdp, Elf **elfp)
+{
+	const void *id;
+	ssize_t idlen = dwelf_elf_gnu_build_id(elf, &id);
+	char dpath[PATH_MAX];
+	Dwarf *dw;
+
+	if (idlen > 1) {
+		const unsigned char *b = id;
+		int n = snprintf(dpath, sizeof(dpath), "/usr/lib/debug/.build-id/%02x/", b[0]);
+
+		for (ssize_t i = 1; i < idlen && n < (int)sizeof(dpath) - 8; i++)
+			n += snprintf(dpath + n, sizeof(dpath) - n, "%02x", b[i]);
+		snprintf(dpath + n, sizeof(dpath) - n, ".debug");
+		dw = open_dwarf(dpath, fdp, elfp);
+		if (dw)
+			return dw;
+		close_dwarf(NULL, *fdp, *elfp);
+		*fdp = -1;
+		*elfp = NULL;
+	}
+	{
+		GElf_Word crc;
+		const char *link = dwelf_elf_gnu_debuglink(elf, &crc);
+		char dir[PATH_MAX];
+		char *slash;
+		const char *fmts[] = { "%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s" };
+
+		if (!link)
+			return NULL;
+		snprintf(dir, sizeof(dir), "%s", path);
+		slash = strrchr(dir, '/');
+		if (slash)
+			*slash = 0;
+		for (int i = 0; i < 3; i++) {
+			snprintf(dpath, sizeof(dpath), fmts[i], dir, link);
+			dw = open_dwarf(dpath, fdp, elfp);
+			if (dw)
+				return dw;
+			close_dwarf(NULL, *fdp, *elfp);
+			*fdp = -1;
+			*elfp = NULL;
+		}
+	}
+	return NULL;
+}
+
+/* names of progress points declared with bcoz's coz.h */
+struct decl {
+	char *name;
+	const char *obj;
+	struct decl *next;
+};
+static struct decl *decls;
+
+static void read_declared(Elf *elf, const char *obj)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *nm;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		nm = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!nm || strcmp(nm, "bcoz_points") || sh.sh_type == SHT_NOBITS)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf)
+			continue;
+		for (size_t off = 0; off < d->d_size;) {
+			const char *s = (const char *)d->d_buf + off;
+			size_t l = strnlen(s, d->d_size - off);
+
+			if (l) {
+				struct decl *x = malloc(sizeof(*x));
+
+				x->name = strndup(s, l);
+				x->obj = obj;
+				x->next = decls;
+				decls = x;
+			}
+			off += l + 1;
+		}
+	}
+}
+
+void linemap_declared_points(void (*cb)(const char *name, const char *obj))
+{
+	for (struct decl *x = decls; x; x = x->next)
+		cb(x->name, x->obj);
+}
+
+static int bin_in_scope(const char *path)
+{
+	for (int i = 0; i < nbin; i++) {
+		if (!strcmp(bin_scope[i], "MAIN")) {
+			if (!strcmp(path, main_exe))
+				return 1;
+		} else if (pat_match(bin_scope[i], path)) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int scan_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	char path[PATH_MAX];
+	const char *name = info->dlpi_name;
+	int fd = -1, fd2 = -1;
+	Elf *elf = NULL, *elf2 = NULL;
+	Dwarf *dw;
+	size_t added;
+
+	(void)size;
+	(void)data;
+	if (!name || !*name) {
+		snprintf(path, sizeof(path), "%s", main_exe);
+	} else {
+		if (!realpath(name, path))
+			return 0;
+	}
+	for (int i = 0; i < nscanned; i++)
+		if (!strcmp(scanned[i], path))
+			return 0;
+	scanned = realloc(scanned, sizeof(*scanned) * (nscanned + 1));
+	scanned[nscanned++] = strdup(path);
+	if (!bin_in_scope(path))
+		return 0;
+	objects_in_scope++;
+	dw = open_dwarf(path, &fd, &elf);
+	if (elf)
+		read_declared(elf, scanned[nscanned - 1]);
+	if (!dw && elf) {
+		dw = open_separate(elf, path, &fd2, &elf2);
+		if (!dw) {
+			bcoz_msg("warning: %s has no debug information (rebuild it with -g); "
+				 "it is in scope but cannot be profiled\n", path);
+			close_dwarf(NULL, fd, elf);
+			return 0;
+		}
+	}
+	if (!dw) {
+		close_dwarf(NULL, fd, elf);
+		return 0;
+	}
+	added = scan_dwarf(dw, info->dlpi_addr);
+	if (added)
+		objects_with_lines++;
+	if (bcoz_verbose)
+		bcoz_msg("line map: %s: %zu ranges\n", path, added);
+	close_dwarf(dw, fd2 >= 0 ? fd2 : fd, elf2 ? elf2 : elf);
+	if (fd2 >= 0)
+		close_dwarf(NULL, fd, elf);
+	return 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+static void publish(void)
+{
+	struct range_table *old = atomic_load(&table);
+	struct range_table *nt;
+	size_t n = npend + (old ? old->n : 0), k = 0;
+	struct range *all;
+
+	if (!npend)
+		return;
+	all = malloc(n * sizeof(*all));
+	if (old)
+		memcpy(all, old->r, old->n * sizeof(*all));
+	memcpy(all + (old ? old->n : 0), pend, npend * sizeof(*all));
+	npend = 0;
+	qsort(all, n, sizeof(*all), cmp_range);
+	/* drop overlaps: the earlier range wins */
+	for (size_t i = 0; i < n; i++) {
+		if (k && all[i].start < all[k - 1].end) {
+			if (all[i].end <= all[k - 1].end)
+				continue;
+			all[i].start = all[k - 1].end;
+		}
+		all[k++] = all[i];
+	}
+	nt = malloc(sizeof(*nt));
+	nt->r = all;
+	nt->n = k;
+	atomic_store(&table, nt);
+	/* the old table is leaked on purpose: a signal handler may be reading it */
+}
+
+int linemap_init(void)
+{
+	const char *bs = getenv("BCOZ_BIN_SCOPE");
+	const char *ss = getenv("BCOZ_SRC_SCOPE");
+	ssize_t n;
+
+	elf_version(EV_CURRENT);
+	n = readlink("/proc/self/exe", main_exe, sizeof(main_exe) - 1);
+	if (n > 0)
+		main_exe[n] = 0;
+	bin_scope = split_scope(bs && *bs ? bs : "MAIN", &nbin);
+	src_scope = split_scope(ss, &nsrc);
+	src_default = !nsrc || (nsrc == 1 && !strcmp(src_scope[0], "%"));
+	pthread_mutex_lock(&map_lock);
+	dl_iterate_phdr(scan_object, NULL);
+	publish();
+	pthread_mutex_unlock(&map_lock);
+	if (!objects_in_scope) {
+		bcoz_msg("error: no loaded object matches the binary scope (-b %s); main executable "
+			 "is %s. Fix: pass -b with a %%-pattern that matches it, or -b MAIN\n",
+			 bs && *bs ? bs : "MAIN", main_exe);
+		return -1;
+	}
+	if (!objects_with_lines || !atomic_load(&nlines)) {
+		bcoz_msg("error: no debug line information in scope (binary scope: %s, source "
+			 "scope: %s). Fix: compile with -g (e.g. CFLAGS='-g -O2 "
+			 "-fno-omit-frame-pointer'), or widen -s/-b\n",
+			 bs && *bs ? bs : "MAIN", ss && *ss ? ss : "%");
+		return -1;
+	}
+	return 0;
+}
+
+void linemap_rescan(void)
+{
+	pthread_mutex_lock(&map_lock);
+	dl_iterate_phdr(scan_object, NULL);
+	publish();
+	pthread_mutex_unlock(&map_lock);
+}
+
+int linemap_lookup(uint64_t addr)
+{
+	struct range_table *t = atomic_load(&table);
+	size_t lo = 0, hi;
+
+	if (!t || !t->n)
+		return -1;
+	hi = t->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (t->r[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -1;
+	if (addr < t->r[lo - 1].end)
+		return t->r[lo - 1].line;
+	return -1;
+}
+
+static int suffix_match(const char *path, const char *want)
+{
+	size_t lp = strlen(path), lw = strlen(want);
+
+	if (lw > lp)
+		return 0;
+	if (strcmp(path + lp - lw, want))
+		return 0;
+	return lw == lp || path[lp - lw - 1] == '/' || want[0] == '/';
+}
+
+int linemap_find(const char *spec, char *why, size_t whylen)
+{
+	char file[PATH_MAX];
+	const char *colon = strrchr(spec, ':');
+	char *end;
+	long line;
+	int n = linemap_nlines(), found = -1, files_seen = 0, near = -1;
+
+	if (!colon || colon == spec) {
+		snprintf(why, whylen, "'%s' is not FILE:LINE", spec);
+		return -1;
+	}
+	line = strtol(colon + 1, &end, 10);
+	if (*end || line <= 0) {
+		snprintf(why, whylen, "'%s' is not FILE:LINE (bad line number)", spec);
+		return -1;
+	}
+	snprintf(file, sizeof(file), "%.*s", (int)(colon - spec), spec);
+	for (int i = 0; i < n; i++) {
+		struct bcoz_line *l = linemap_line(i);
+
+		if (!suffix_match(l->file, file))
+			continue;
+		files_seen++;
+		if (l->line == line) {
+			found = i;
+			break;
+		}
+		if (near < 0 || labs(l->line - line) < labs(linemap_line(near)->line - line))
+			near = i;
+	}
+	if (found >= 0)
+		return found;
+	if (!files_seen)
+		snprintf(why, whylen, "no in-scope source file matches '%s' (check -s/-b and -g)",
+			 file);
+	else
+		snprintf(why, whylen, "%s:%ld has no code in scope; nearest line with code: %s:%d",
+			 file, line, linemap_line(near)->file, linemap_line(near)->line);
+	return -1;
+}

@@ -1,0 +1,898 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bcoz profiler core: progress points, experiments and virtual speedup.
+ *
+ * Virtual speedup (COZ's method): while an experiment speeds up line L by s,
+ * every sample whose (kernel + user) callchain contains L adds
+ * weight * s * period to the sampling thread's local delay.  A thread whose
+ * local delay is ahead of the global delay publishes it; a thread behind it
+ * pauses for the difference.  Everybody except the code in L is slowed down
+ * by s * (time spent in L), which is equivalent to L running s faster.
+ * Experiment duration is wall time minus the global delay added during it.
+ *
+ * Blocked samples (paper section 3.3): the kernel delivers them at schedule-in;
+ * they are drained before a thread can wake another (catch-up in the
+ * unlock/post/signal wrappers and post-block after every blocking wrapper).
+ * Lock-wait samples never count toward a line.  Subclass experiments select
+ * blocked samples by their misc bits instead of by line.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+/* ---------- progress points (COZ-compatible symbol interface) ---------- */
+
+typedef struct {
+	size_t count;
+	size_t backoff;
+} coz_counter_t;
+
+#define PT_THROUGHPUT	1
+#define PT_BEGIN	2
+#define PT_END		3
+#define MAX_POINTS	512
+
+struct point {
+	char *name;
+	int type;
+	coz_counter_t *ctr;
+	size_t snap;
+};
+
+static struct point points[MAX_POINTS];
+static _Atomic int npoints;
+static pthread_mutex_t points_lock = PTHREAD_MUTEX_INITIALIZER;
+
+coz_counter_t *_coz_get_counter(int type, const char *name)
+{
+	int n;
+
+	if (!name)
+		name = "(null)";
+	pthread_mutex_lock(&points_lock);
+	n = atomic_load(&npoints);
+	for (int i = 0; i < n; i++) {
+		if (points[i].type == type && !strcmp(points[i].name, name)) {
+			pthread_mutex_unlock(&points_lock);
+			return points[i].ctr;
+		}
+	}
+	if (n == MAX_POINTS) {
+		static coz_counter_t overflow;
+
+		pthread_mutex_unlock(&points_lock);
+		return &overflow;
+	}
+	points[n].name = strdup(name);
+	points[n].type = type;
+	points[n].ctr = calloc(1, sizeof(coz_counter_t));
+	atomic_store(&npoints, n + 1);
+	pthread_mutex_unlock(&points_lock);
+	return points[n].ctr;
+}
+
+/* ---------- state ---------- */
+
+int bcoz_active;
+int bcoz_verbose;
+static __thread struct bcoz_thread *self_thread __attribute__((tls_model("initial-exec")));
+
+static _Atomic uint64_t global_delay;
+static _Atomic int exp_active;
+static _Atomic int exp_line = -1;
+static _Atomic int exp_class;		/* misc bit for subclass experiments */
+static _Atomic uint64_t exp_delay;	/* ns per sampled period */
+static _Atomic uint64_t selected_hits;
+static _Atomic int next_line = -1;
+static _Atomic uint64_t lock_samples, blocked_samples_seen, total_samples;
+_Atomic int bcoz_live_threads;
+static _Atomic int stop_flag;
+static _Atomic int shut_once;
+static _Atomic uint64_t total_pause_ns;
+static _Atomic uint64_t total_lost;
+
+static int out_fd = -1;
+static int end_to_end, fixed_line = -1, fixed_speedup = -1, scope_class;
+static const char *scope_name;
+static int follow_exec;
+static unsigned long profiler_thr;
+static uint64_t start_ns, startup_cost_ns;
+static uint64_t nexperiments;
+
+struct bcoz_thread *bcoz_self(void)
+{
+	return self_thread;
+}
+
+uint64_t bcoz_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+void bcoz_msg(const char *fmt, ...)
+{
+	char buf[1024];
+	int n = snprintf(buf, sizeof(buf), "bcoz: ");
+	va_list ap;
+
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf))
+		n = sizeof(buf);
+	if (syscall(SYS_write, 2, buf, n) < 0)
+		return;
+}
+
+/* profile output: raw write() of whole records, so fork never duplicates */
+static void out(const char *fmt, ...)
+{
+	char buf[4096];
+	va_list ap;
+	int n;
+
+	if (out_fd < 0)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf))
+		n = sizeof(buf);
+	if (syscall(SYS_write, out_fd, buf, n) < 0)
+		bcoz_msg("warning: writing the profile failed: %s\n", strerror(errno));
+}
+
+/* ---------- sample accounting ---------- */
+
+#define CONTEXT_MAX	((uint64_t)-4095)
+#define KERNEL_START	0xffff800000000000ULL
+
+static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t weight,
+		      const uint64_t *ips, uint64_t nr)
+{
+	int cls = misc & BCOZ_MISC_MASK;
+	int first = -1, hit = 0, fresh = 1;
+	int active = atomic_load(&exp_active);
+	int sel = atomic_load(&exp_line);
+	uint64_t h = 0;
+
+	atomic_fetch_add(&total_samples, weight);
+	if (cls)
+		atomic_fetch_add(&blocked_samples_seen, weight);
+	if (cls & BCOZ_MISC_LOCK) {
+		/* lock waiting is a consequence of the holder's work: never a line's */
+		atomic_fetch_add(&lock_samples, weight);
+		return;
+	}
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip = ips[i];
+		int idx;
+
+		if (ip >= CONTEXT_MAX) {
+			fresh = 1;
+			continue;
+		}
+		if (ip >= KERNEL_START) {
+			fresh = 0;
+			continue;
+		}
+		idx = linemap_lookup(fresh ? ip : ip - 1);
+		fresh = 0;
+		if (idx < 0)
+			continue;
+		if (first < 0)
+			first = idx;
+		if (idx == sel)
+			hit = 1;
+		if (hit || sel < 0)
+			break;
+	}
+	if (first >= 0) {
+		struct bcoz_line *l = linemap_line(first);
+		int expect = -1;
+
+		atomic_fetch_add(&l->samples, weight);
+		if (!active && atomic_load(&next_line) < 0)
+			atomic_compare_exchange_strong(&next_line, &expect, first);
+	}
+	if (!active)
+		return;
+	if (!cls) {
+		t->batch_n += weight;
+		if (hit && !scope_class)
+			t->batch_hit += weight;
+	}
+	if (scope_class) {
+		if (cls == atomic_load(&exp_class))
+			h = weight;
+	} else if (hit) {
+		h = weight;
+	}
+	if (h) {
+		t->local_delay += h * atomic_load(&exp_delay);
+		atomic_fetch_add(&selected_hits, h);
+	}
+}
+
+/*
+ * Run-queue compensation.  Without blocked samples, time a thread spends
+ * runnable but waiting for a CPU is invisible (task-clock stops), so a line
+ * that is slowed by CPU contention would be under-credited and predictions
+ * shrink by the thread's CPU share.  The kernel's per-thread run_delay
+ * (/proc/<tid>/schedstat) tells how long the thread waited; it is spread over
+ * this batch's on-CPU samples, so the selected line gets
+ *     speedup * run_delay_delta * hits / samples
+ * extra delay.  This stands in for [S] blocked samples and is off when the
+ * kernel provides real ones (or with BCOZ_NO_RUNQ=1).
+ */
+static int runq_enabled;
+
+static uint64_t read_run_delay(struct bcoz_thread *t)
+{
+	char buf[96];
+	long n;
+	unsigned long long cpu = 0, rd = 0;
+
+	if (t->sfd < 0)
+		return 0;
+	n = syscall(SYS_pread64, t->sfd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return t->last_run_delay;
+	buf[n] = 0;
+	if (sscanf(buf, "%llu %llu", &cpu, &rd) != 2)
+		return t->last_run_delay;
+	return rd;
+}
+
+static void runq_compensate(struct bcoz_thread *t)
+{
+	uint64_t rd, d;
+
+	if (!runq_enabled || t->sfd < 0)
+		return;
+	rd = read_run_delay(t);
+	d = rd > t->last_run_delay ? rd - t->last_run_delay : 0;
+	t->last_run_delay = rd;
+	if (!d || !t->batch_n || !t->batch_hit || !atomic_load(&exp_active))
+		return;
+	t->local_delay += (uint64_t)((double)atomic_load(&exp_delay) / BCOZ_PERIOD_NS *
+				     (double)d * t->batch_hit / t->batch_n);
+}
+
+static void pause_ns(struct bcoz_thread *t, uint64_t ns)
+{
+	uint64_t t0 = bcoz_now(), el;
+	struct timespec ts = { ns / 1000000000ULL, ns % 1000000000ULL };
+
+	/* no samples (and so no blocked samples) for our own pause */
+	sampler_enable(t, 0);
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	sampler_enable(t, 1);
+	el = bcoz_now() - t0;
+	/* credit what was owed, not the oversleep: a late wake-up (timer slack,
+	 * CPU contention) is this thread's own loss and must not raise the global
+	 * delay, or pauses would cascade between threads */
+	t->local_delay += ns;
+	t->paused_ns += el;
+	atomic_fetch_add(&total_pause_ns, el);
+}
+
+static void add_delays(struct bcoz_thread *t)
+{
+	uint64_t g;
+
+	if (!atomic_load(&exp_active)) {
+		t->local_delay = atomic_load(&global_delay);
+		return;
+	}
+	if (t->blocked)
+		return;
+	g = atomic_load(&global_delay);
+	if (t->local_delay > g) {
+		while (g < t->local_delay &&
+		       !atomic_compare_exchange_weak(&global_delay, &g, t->local_delay))
+			;
+	} else if (g - t->local_delay >= 20000) {
+		pause_ns(t, g - t->local_delay);
+	}
+}
+
+void bcoz_process(struct bcoz_thread *t)
+{
+	int saved = errno;
+
+	if (!t || !bcoz_active)
+		return;
+	if (t->in_use) {
+		/* re-entered from a signal handler: the outer call repeats */
+		t->pending = 1;
+		return;
+	}
+	t->in_use = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	do {
+		t->pending = 0;
+		t->batch_n = t->batch_hit = 0;
+		sampler_drain(t, on_sample);
+		runq_compensate(t);
+		add_delays(t);
+	} while (t->pending);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_use = 0;
+	errno = saved;
+}
+
+static void on_sigprof(int sig, siginfo_t *si, void *uc)
+{
+	struct bcoz_thread *t = self_thread;
+
+	(void)sig;
+	(void)si;
+	(void)uc;
+	bcoz_process(t);
+}
+
+void bcoz_pre_block(void)
+{
+	struct bcoz_thread *t = self_thread;
+
+	if (!t)
+		return;
+	t->block_global = atomic_load(&global_delay);
+	t->blocked = 1;
+}
+
+void bcoz_post_block(int skip)
+{
+	struct bcoz_thread *t = self_thread;
+
+	if (!t)
+		return;
+	t->blocked = 0;
+	/* woken by another thread: it already paid the delays added meanwhile */
+	if (skip && atomic_load(&exp_active))
+		t->local_delay += atomic_load(&global_delay) - t->block_global;
+	bcoz_process(t);
+}
+
+void bcoz_catch_up(void)
+{
+	bcoz_process(self_thread);
+}
+
+uint64_t bcoz_current_local(void)
+{
+	struct bcoz_thread *t = self_thread;
+
+	return t ? t->local_delay : atomic_load(&global_delay);
+}
+
+/* COZ-compatible annotation hooks for custom synchronisation */
+void _coz_pre_block(void) { bcoz_pre_block(); }
+void _coz_post_block(int skip) { bcoz_post_block(skip); }
+void _coz_catch_up(void) { bcoz_catch_up(); }
+void _coz_add_delays(void) { bcoz_catch_up(); }
+
+void bcoz_thread_begin(struct bcoz_thread *t, uint64_t inherit)
+{
+	struct sigevent sev;
+
+	t->tid = syscall(SYS_gettid);
+	t->fd = -1;
+	t->sfd = -1;
+	if (runq_enabled) {
+		char p[64];
+
+		snprintf(p, sizeof(p), "/proc/self/task/%d/schedstat", (int)t->tid);
+		t->sfd = open(p, O_RDONLY | O_CLOEXEC);
+		t->last_run_delay = read_run_delay(t);
+	}
+	t->local_delay = inherit;
+	self_thread = t;
+	sampler_start(t);
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGPROF;
+	sev._sigev_un._tid = t->tid;
+	if (!timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t->timer)) {
+		struct itimerspec its = {
+			{ 0, BCOZ_TIMER_NS }, { 0, BCOZ_TIMER_NS }
+		};
+
+		timer_settime(t->timer, 0, &its, NULL);
+		t->has_timer = 1;
+	}
+}
+
+void bcoz_thread_end(struct bcoz_thread *t)
+{
+	if (!t)
+		return;
+	bcoz_process(t);
+	if (t->has_timer)
+		timer_delete(t->timer);
+	t->has_timer = 0;
+	self_thread = NULL;
+	sampler_stop(t);
+	if (t->sfd >= 0)
+		close(t->sfd);
+	t->sfd = -1;
+	atomic_fetch_add(&total_lost, t->lost);
+}
+
+/* ---------- experiments ---------- */
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* --speedups LIST: cycle through these levels, shuffled per cycle */
+static int speedup_list[BCOZ_SPEEDUP_STEPS + 1], nspeedups, speedup_pos;
+
+static int pick_speedup(void)
+{
+	int r;
+
+	if (fixed_speedup >= 0)
+		return fixed_speedup;
+	if (nspeedups) {
+		if (speedup_pos % nspeedups == 0) {
+			for (int i = nspeedups - 1; i > 0; i--) {
+				int j = rnd() % (i + 1), tmp = speedup_list[i];
+
+				speedup_list[i] = speedup_list[j];
+				speedup_list[j] = tmp;
+			}
+		}
+		return speedup_list[speedup_pos++ % nspeedups];
+	}
+	r = rnd() % (BCOZ_SPEEDUP_STEPS + BCOZ_ZERO_WEIGHT + 1);
+	return r <= BCOZ_ZERO_WEIGHT ? 0 : (r - BCOZ_ZERO_WEIGHT) * (100 / BCOZ_SPEEDUP_STEPS);
+}
+
+/* sleep up to ns, waking early on stop; returns 1 if stopped */
+static int nap(uint64_t ns)
+{
+	uint64_t end = bcoz_now() + ns;
+
+	while (!atomic_load(&stop_flag)) {
+		uint64_t now = bcoz_now(), left;
+		struct timespec ts;
+
+		if (now >= end)
+			return 0;
+		left = end - now;
+		if (left > 10000000ULL)
+			left = 10000000ULL;
+		ts.tv_sec = 0;
+		ts.tv_nsec = left;
+		nanosleep(&ts, NULL);
+	}
+	return 1;
+}
+
+static void write_samples(void)
+{
+	int n = linemap_nlines();
+
+	out("runtime\ttime=%llu\n", (unsigned long long)(bcoz_now() - start_ns));
+	for (int i = 0; i < n; i++) {
+		struct bcoz_line *l = linemap_line(i);
+		uint64_t c = atomic_load(&l->samples);
+
+		if (c)
+			out("samples\tlocation=%s:%d\tcount=%llu\n", l->file, l->line,
+			    (unsigned long long)c);
+	}
+}
+
+static void *profiler_main(void *arg)
+{
+	uint64_t len = BCOZ_MIN_EXP_NS;
+
+	(void)arg;
+	out("startup\ttime=%llu\n", (unsigned long long)realtime_ns());
+	while (!end_to_end && !atomic_load(&stop_flag) && !atomic_load(&npoints))
+		nap(10000000ULL);
+	while (!atomic_load(&stop_flag) || end_to_end) {
+		int line = -1, sp, n, stopped;
+		uint64_t t0, g0, h0, el, gd, dur, hits, mind = UINT64_MAX;
+		char sel[4200];
+
+		if (scope_class) {
+			snprintf(sel, sizeof(sel), "%s", scope_name);
+		} else {
+			if (fixed_line >= 0) {
+				line = fixed_line;
+			} else {
+				while ((line = atomic_load(&next_line)) < 0 && !atomic_load(&stop_flag))
+					nap(10000000ULL);
+				if (line < 0)
+					break;
+			}
+			snprintf(sel, sizeof(sel), "%s:%d", linemap_line(line)->file,
+				 linemap_line(line)->line);
+		}
+		sp = pick_speedup();
+		n = atomic_load(&npoints);
+		for (int i = 0; i < n; i++)
+			points[i].snap = __atomic_load_n(&points[i].ctr->count, __ATOMIC_RELAXED);
+		atomic_store(&exp_line, line);
+		atomic_store(&exp_class, scope_class);
+		atomic_store(&exp_delay, BCOZ_PERIOD_NS * sp / 100);
+		h0 = atomic_load(&selected_hits);
+		g0 = atomic_load(&global_delay);
+		t0 = bcoz_now();
+		atomic_store(&exp_active, 1);
+		if (end_to_end) {
+			while (!atomic_load(&stop_flag))
+				nap(10000000ULL);
+			stopped = 0;
+		} else {
+			stopped = nap(len);
+		}
+		atomic_store(&exp_active, 0);
+		el = bcoz_now() - t0;
+		gd = atomic_load(&global_delay) - g0;
+		hits = atomic_load(&selected_hits) - h0;
+		dur = el > gd ? el - gd : 0;
+		atomic_store(&next_line, -1);
+		if (stopped)
+			break;	/* a cut-short experiment would bias its speedup level */
+		nexperiments++;
+		out("experiment\tselected=%s\tspeedup=%.2f\tduration=%llu\tselected-samples=%llu\n",
+		    sel, sp / 100.0, (unsigned long long)dur, (unsigned long long)hits);
+		if (end_to_end) {
+			out("throughput-point\tname=end-to-end\tdelta=1\n");
+			mind = 1;
+		}
+		for (int i = 0; i < n; i++) {
+			uint64_t now = __atomic_load_n(&points[i].ctr->count, __ATOMIC_RELAXED);
+			uint64_t d = now - points[i].snap;
+
+			if (points[i].type == PT_THROUGHPUT) {
+				out("throughput-point\tname=%s\tdelta=%llu\n", points[i].name,
+				    (unsigned long long)d);
+				if (d < mind)
+					mind = d;
+			} else if (points[i].type == PT_BEGIN) {
+				/* pair with the END counter of the same name */
+				for (int j = 0; j < n; j++) {
+					uint64_t e, ed;
+
+					if (points[j].type != PT_END || strcmp(points[j].name, points[i].name))
+						continue;
+					e = __atomic_load_n(&points[j].ctr->count, __ATOMIC_RELAXED);
+					ed = e - points[j].snap;
+					out("latency-point\tname=%s\tarrivals=%llu\tdepartures=%llu\t"
+					    "difference=%lld\n", points[i].name, (unsigned long long)d,
+					    (unsigned long long)ed, (long long)(now - e));
+					if (d < mind)
+						mind = d;
+					if (ed < mind)
+						mind = ed;
+				}
+			}
+		}
+		if (end_to_end)
+			break;
+		if (mind < BCOZ_MIN_DELTA && len < BCOZ_MAX_EXP_NS)
+			len *= 2;
+		else if (mind != UINT64_MAX && mind > 4 * BCOZ_MIN_DELTA && len >= 2 * BCOZ_MIN_EXP_NS)
+			len /= 2;
+		if (nexperiments % 32 == 0)
+			write_samples();
+		nap(BCOZ_COOLOFF_NS);
+	}
+	write_samples();
+	return NULL;
+}
+
+/* ---------- diagnostics ---------- */
+
+static const char *first_declared;
+static int ndeclared;
+
+static void note_declared(const char *name, const char *obj)
+{
+	(void)obj;
+	if (!first_declared)
+		first_declared = strdup(name);
+	ndeclared++;
+}
+
+static void diagnose(void)
+{
+	int n = atomic_load(&npoints);
+	uint64_t total = 0;
+
+	if (end_to_end)
+		return;
+	if (!n) {
+		linemap_declared_points(note_declared);
+		if (ndeclared)
+			bcoz_msg("error: no progress point was reached during the run: %d declared "
+				 "(e.g. '%s') but none executed. Fix: make sure the code path with "
+				 "the COZ_PROGRESS runs, or use --end-to-end\n", ndeclared,
+				 first_declared);
+		else
+			bcoz_msg("error: no progress point was reached during the run. Fix: add "
+				 "COZ_PROGRESS (include coz.h from tools/bcoz/include, link -ldl on "
+				 "old glibc) on a line that runs once per unit of work, or use "
+				 "--end-to-end\n");
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		uint64_t c = __atomic_load_n(&points[i].ctr->count, __ATOMIC_RELAXED);
+
+		total += c;
+		if (bcoz_verbose)
+			bcoz_msg("progress point '%s': %llu visits\n", points[i].name,
+				 (unsigned long long)c);
+	}
+	if (!nexperiments) {
+		if (atomic_load(&next_line) < 0 && fixed_line < 0 && !scope_class &&
+		    !atomic_load(&total_samples))
+			bcoz_msg("error: no samples were taken in scope, so no experiment ran; "
+				 "the run may be too short (needs > 0.5 s)\n");
+		else
+			bcoz_msg("warning: the run ended before the first experiment completed "
+				 "(progress point '%s' reached %llu times); run longer (experiments "
+				 "last >= 0.5 s)\n", points[0].name, (unsigned long long)total);
+	}
+}
+
+/* ---------- init / shutdown ---------- */
+
+static void strip_preload(void)
+{
+	const char *lp = getenv("LD_PRELOAD");
+	char buf[8192], *tok, *save, *copy;
+	size_t n = 0;
+
+	if (!lp)
+		return;
+	copy = strdup(lp);
+	buf[0] = 0;
+	for (tok = strtok_r(copy, " :", &save); tok; tok = strtok_r(NULL, " :", &save)) {
+		if (strstr(tok, "libbcoz"))
+			continue;
+		n += snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? ":" : "", tok);
+		if (n >= sizeof(buf))
+			break;
+	}
+	free(copy);
+	if (buf[0])
+		setenv("LD_PRELOAD", buf, 1);
+	else
+		unsetenv("LD_PRELOAD");
+}
+
+int bcoz_follow_exec(void)
+{
+	return follow_exec;
+}
+
+__attribute__((constructor)) static void bcoz_init(void)
+{
+	const char *e;
+	const char *outp = getenv("BCOZ_OUTPUT");
+	struct sigaction sa;
+	struct bcoz_thread *t;
+	char why[512];
+
+	if (getenv("BCOZ_DISABLE"))
+		return;
+	start_ns = bcoz_now();
+	rng_state = realtime_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
+	e = getenv("BCOZ_VERBOSE");
+	bcoz_verbose = e && *e == '1';
+	interpose_resolve();
+	e = getenv("BCOZ_FOLLOW_EXEC");
+	follow_exec = e && *e == '1';
+	if (!follow_exec)
+		strip_preload();
+	e = getenv("BCOZ_END_TO_END");
+	end_to_end = e && *e == '1';
+	e = getenv("BCOZ_FIXED_SPEEDUP");
+	if (e && *e) {
+		char *end;
+		long v = strtol(e, &end, 10);
+
+		if (*end || v < 0 || v > 100) {
+			bcoz_msg("error: fixed speedup '%s' is not an integer in 0..100\n", e);
+			_exit(2);
+		}
+		fixed_speedup = v;
+	}
+	e = getenv("BCOZ_SPEEDUPS");
+	if (e && *e && fixed_speedup < 0) {
+		char *dup = strdup(e), *tok, *save, *end;
+
+		for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			long v = strtol(tok, &end, 10);
+
+			if (*end || v < 0 || v > 100 || nspeedups > BCOZ_SPEEDUP_STEPS) {
+				bcoz_msg("error: --speedups '%s': want up to 21 integers 0..100\n", e);
+				_exit(2);
+			}
+			speedup_list[nspeedups++] = v;
+		}
+		free(dup);
+	}
+	e = getenv("BCOZ_BLOCKED_SCOPE");
+	if (e && *e) {
+		switch (*e) {
+		case 'i':
+			scope_class = BCOZ_MISC_IO;
+			scope_name = "IO";
+			break;
+		case 's':
+			scope_class = BCOZ_MISC_SCHED;
+			scope_name = "SCHEDULING";
+			break;
+		case 'b':
+			scope_class = BCOZ_MISC_OTHER;
+			scope_name = "OTHER";
+			break;
+		case 'l':
+			bcoz_msg("error: --blocked-scope l is refused: lock waiting cannot be sped up "
+				 "by itself; speed up the critical section (its lines) instead\n");
+			_exit(2);
+		default:
+			bcoz_msg("error: --blocked-scope '%s': use i (I/O), s (scheduling) or b "
+				 "(other blocking)\n", e);
+			_exit(2);
+		}
+	}
+	if (sampler_probe())
+		_exit(1);
+	if (linemap_init())
+		_exit(1);
+	e = getenv("BCOZ_NO_RUNQ");
+	runq_enabled = !bcoz_blocked_supported && !(e && *e == '1');
+	e = getenv("BCOZ_FIXED_LINE");
+	if (e && *e) {
+		if (scope_class) {
+			bcoz_msg("error: --fixed-line and --blocked-scope select different things; "
+				 "use one of them\n");
+			_exit(2);
+		}
+		fixed_line = linemap_find(e, why, sizeof(why));
+		if (fixed_line < 0) {
+			bcoz_msg("error: --fixed-line %s: %s\n", e, why);
+			_exit(1);
+		}
+	}
+	out_fd = open(outp && *outp ? outp : "profile.coz",
+		      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (out_fd < 0) {
+		bcoz_msg("error: cannot open the profile %s: %s\n", outp && *outp ? outp :
+			 "profile.coz", strerror(errno));
+		_exit(1);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigprof;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	bcoz_real_sigaction(SIGPROF, &sa, NULL);
+	bcoz_active = 1;
+	t = calloc(1, sizeof(*t));
+	atomic_fetch_add(&bcoz_live_threads, 1);
+	bcoz_thread_begin(t, 0);
+	if (bcoz_real_create(&profiler_thr, profiler_main, NULL)) {
+		bcoz_msg("error: cannot start the profiler thread\n");
+		_exit(1);
+	}
+	startup_cost_ns = bcoz_now() - start_ns;
+	if (bcoz_verbose)
+		bcoz_msg("started: %d lines in scope, blocked samples %s, kernel callchains %s, "
+			 "startup %.1f ms\n", linemap_nlines(),
+			 bcoz_blocked_supported ? "on" : "off",
+			 bcoz_kernel_callchains ? "on" : "off", startup_cost_ns / 1e6);
+}
+
+void bcoz_shutdown(void)
+{
+	struct bcoz_thread *t = self_thread;
+	const char *stats;
+	int expect = 0;
+
+	if (!bcoz_active || !atomic_compare_exchange_strong(&shut_once, &expect, 1))
+		return;
+	if (t)
+		bcoz_process(t);
+	atomic_store(&stop_flag, 1);
+	bcoz_real_join(profiler_thr);
+	if (t)
+		bcoz_thread_end(t);
+	bcoz_active = 0;
+	diagnose();
+	if (atomic_load(&total_lost))
+		bcoz_msg("warning: %llu sample records were lost (ring buffer full)\n",
+			 (unsigned long long)atomic_load(&total_lost));
+	stats = getenv("BCOZ_STATS");
+	if (stats && *stats) {
+		int fd = open(stats, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		char buf[512];
+		int n = snprintf(buf, sizeof(buf),
+				 "startup_ns=%llu runtime_ns=%llu global_delay_ns=%llu "
+				 "pause_ns=%llu experiments=%llu samples=%llu blocked=%llu lock=%llu\n",
+				 (unsigned long long)startup_cost_ns,
+				 (unsigned long long)(bcoz_now() - start_ns),
+				 (unsigned long long)atomic_load(&global_delay),
+				 (unsigned long long)atomic_load(&total_pause_ns),
+				 (unsigned long long)nexperiments,
+				 (unsigned long long)atomic_load(&total_samples),
+				 (unsigned long long)atomic_load(&blocked_samples_seen),
+				 (unsigned long long)atomic_load(&lock_samples));
+
+		if (fd >= 0) {
+			if (write(fd, buf, n) < 0)
+				bcoz_msg("warning: cannot write %s\n", stats);
+			close(fd);
+		}
+	}
+	if (out_fd >= 0)
+		close(out_fd);
+	out_fd = -1;
+}
+
+__attribute__((destructor)) static void bcoz_fini(void)
+{
+	bcoz_shutdown();
+}
+
+void bcoz_after_fork_child(void)
+{
+	struct bcoz_thread *t = self_thread;
+
+	/* the inherited perf fd belongs to the parent's thread: drop it untouched */
+	if (t) {
+		if (t->ring)
+			munmap(t->ring, t->ring_len);
+		if (t->fd >= 0)
+			close(t->fd);
+		t->fd = -1;
+		t->ring = NULL;
+		self_thread = NULL;
+	}
+	if (out_fd >= 0)
+		close(out_fd);
+	out_fd = -1;
+	bcoz_active = 0;
+}
+
+int bcoz_end_to_end(void)
+{
+	return end_to_end;
+}

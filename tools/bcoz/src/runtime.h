@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bcoz runtime: shared declarations.
+ *
+ * The runtime is preloaded into the profiled program.  It is split into
+ *   linemap.c   - address -> source line map built from DWARF line tables (libdw)
+ *   sampler.c   - one perf task-clock event per thread (blocked samples when the
+ *                 kernel has them), ring-buffer draining and sample decoding
+ *   profiler.c  - progress points, the experiment loop, the global/local delay
+ *                 accounting and profile output
+ *   interpose.c - wrappers around thread, synchronisation, blocking, signal and
+ *                 process calls that apply COZ's pre-block/post-block/catch-up rules
+ */
+#ifndef BCOZ_RUNTIME_H
+#define BCOZ_RUNTIME_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define BCOZ_PERIOD_NS		1000000ULL	/* task-clock sample period: 1 ms */
+#define BCOZ_TIMER_NS		10000000ULL	/* per-thread CPU-time drain timer */
+#define BCOZ_SPEEDUP_STEPS	20		/* 5 % steps */
+#define BCOZ_ZERO_WEIGHT	7		/* extra draws that mean 0 % */
+#define BCOZ_MIN_EXP_NS		500000000ULL	/* minimum experiment length */
+#define BCOZ_MAX_EXP_NS		8000000000ULL	/* cap on the adaptive length */
+#define BCOZ_COOLOFF_NS		10000000ULL
+#define BCOZ_MIN_DELTA		5		/* visits wanted per experiment */
+
+/* header.misc subclass bits (blocked-samples ABI) */
+#define BCOZ_MISC_OTHER		0x0008
+#define BCOZ_MISC_IO		0x0010
+#define BCOZ_MISC_SCHED		0x0020
+#define BCOZ_MISC_LOCK		0x0040
+#define BCOZ_MISC_MASK		0x0078
+
+/* ---- line map ---- */
+struct bcoz_line {
+	const char *file;
+	int line;
+	_Atomic uint64_t samples;	/* weighted sample count */
+};
+
+int linemap_init(void);				/* 0 or -1 (error printed) */
+void linemap_rescan(void);			/* after dlopen */
+int linemap_lookup(uint64_t addr);		/* line index or -1 */
+struct bcoz_line *linemap_line(int idx);
+int linemap_nlines(void);
+int linemap_find(const char *spec, char *why, size_t whylen);	/* FILE:LINE */
+int linemap_scope_objects(void);
+
+/* ---- sampler ---- */
+struct bcoz_thread {
+	int fd;
+	void *ring;
+	size_t ring_len;
+	uint64_t tail;
+	timer_t timer;
+	int has_timer;
+	pid_t tid;
+	uint64_t local_delay;
+	uint64_t block_global;
+	int blocked;
+	volatile int in_use;
+	volatile int pending;
+	uint64_t paused_ns;		/* sum of pauses (for the overhead split) */
+	uint64_t lost;
+	/* run-queue compensation (kernels without blocked samples) */
+	int sfd;
+	uint64_t last_run_delay;
+	uint64_t batch_n, batch_hit;
+};
+
+extern int bcoz_blocked_supported;	/* kernel gives blocked samples */
+extern int bcoz_kernel_callchains;
+
+int sampler_probe(void);		/* 0 ok, -1 fatal (message printed) */
+int sampler_start(struct bcoz_thread *t);
+void sampler_stop(struct bcoz_thread *t);
+void sampler_enable(struct bcoz_thread *t, int on);
+/* Drain the ring buffer, calling cb for each sample. */
+typedef void (*sample_cb)(struct bcoz_thread *t, uint16_t misc, uint64_t weight,
+			  const uint64_t *ips, uint64_t nr);
+void sampler_drain(struct bcoz_thread *t, sample_cb cb);
+
+/* ---- profiler core ---- */
+extern struct bcoz_thread *bcoz_self(void);
+extern int bcoz_active;
+extern _Atomic int bcoz_live_threads;			/* runtime is profiling this process */
+void bcoz_thread_begin(struct bcoz_thread *t, uint64_t inherit_delay);
+void bcoz_thread_end(struct bcoz_thread *t);
+void bcoz_process(struct bcoz_thread *t);	/* drain + account + delays */
+void bcoz_pre_block(void);
+void bcoz_post_block(int skip);
+void bcoz_catch_up(void);
+uint64_t bcoz_current_local(void);
+void bcoz_shutdown(void);
+void bcoz_after_fork_child(void);
+int bcoz_follow_exec(void);
+
+/* ---- util ---- */
+uint64_t bcoz_now(void);		/* CLOCK_MONOTONIC ns */
+void bcoz_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern int bcoz_verbose;
+
+/* real functions used by the runtime itself */
+int bcoz_real_create(unsigned long *thr, void *(*fn)(void *), void *arg);
+int bcoz_real_join(unsigned long thr);
+int bcoz_real_sigaction(int sig, const void *act, void *old);
+void interpose_resolve(void);
+
+/* progress points declared by bcoz's coz.h (names stored in .bcoz_points) */
+void linemap_declared_points(void (*cb)(const char *name, const char *obj));
+
+#endif

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bcoz sampler: one sampling task-clock perf event per thread, opened by the
+ * thread itself, with blocked samples (perf_event_attr.blocked, bit 38 of the
+ * flags word) when the kernel supports them, and kernel + user callchains when
+ * permitted.  Samples are read from the event's ring buffer by the owning
+ * thread: from a per-thread CPU-time timer (so blocked threads are never
+ * interrupted) and from the interposed calls.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+#define RING_PAGES	32	/* data pages (power of two) */
+#define ATTR_FLAGS_OFF	40
+#define ATTR_BLOCKED	(1ULL << 38)
+
+int bcoz_blocked_supported;
+int bcoz_kernel_callchains;
+static uint64_t sample_type;
+static long page_size;
+
+static int perf_open(struct perf_event_attr *a)
+{
+	return syscall(SYS_perf_event_open, a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void make_attr(struct perf_event_attr *a, int blocked, int kernel)
+{
+	uint64_t flags;
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_TASK_CLOCK;
+	a->sample_period = BCOZ_PERIOD_NS;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
+	if (blocked)
+		a->sample_type |= PERF_SAMPLE_WEIGHT;
+	a->disabled = 1;
+	a->exclude_kernel = !kernel;
+	a->exclude_callchain_kernel = !kernel;
+	a->exclude_hv = 1;
+	a->sample_max_stack = 127;
+	if (blocked) {
+		memcpy(&flags, (char *)a + ATTR_FLAGS_OFF, sizeof(flags));
+		flags |= ATTR_BLOCKED;
+		memcpy((char *)a + ATTR_FLAGS_OFF, &flags, sizeof(flags));
+	}
+}
+
+static int read_int_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = -99;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -99;
+		fclose(f);
+	}
+	return v;
+}
+
+int sampler_probe(void)
+{
+	struct perf_event_attr a;
+	int fd, err;
+	const char *force = getenv("BCOZ_NO_BLOCKED");
+
+	page_size = sysconf(_SC_PAGESIZE);
+	/* 1. plain user-only task-clock: does perf work at all? */
+	make_attr(&a, 0, 0);
+	fd = perf_open(&a);
+	if (fd < 0) {
+		err = errno;
+		if (err == EACCES || err == EPERM) {
+			int p = read_int_file("/proc/sys/kernel/perf_event_paranoid");
+
+			bcoz_msg("error: perf_event_open failed: %s (kernel.perf_event_paranoid = %d). "
+				 "Fix: sudo sysctl kernel.perf_event_paranoid=1 (or run as root / "
+				 "grant CAP_PERFMON; in containers allow perf_event_open in seccomp)\n",
+				 strerror(err), p);
+		} else if (err == ENOSYS || err == ENOENT) {
+			bcoz_msg("error: perf_event_open is not available (%s). Fix: use a kernel "
+				 "with CONFIG_PERF_EVENTS=y\n", strerror(err));
+		} else {
+			bcoz_msg("error: perf_event_open(task-clock) failed: %s\n", strerror(err));
+		}
+		return -1;
+	}
+	close(fd);
+	/* 2. kernel callchains */
+	make_attr(&a, 0, 1);
+	fd = perf_open(&a);
+	if (fd >= 0) {
+		bcoz_kernel_callchains = 1;
+		close(fd);
+	} else if (bcoz_verbose) {
+		bcoz_msg("note: kernel samples not permitted (%s); user callchains only "
+			 "(sudo sysctl kernel.perf_event_paranoid=1 enables them)\n", strerror(errno));
+	}
+	/* 3. blocked samples */
+	make_attr(&a, 1, bcoz_kernel_callchains);
+	fd = force && *force == '1' ? (errno = EINVAL, -1) : perf_open(&a);
+	if (fd >= 0) {
+		bcoz_blocked_supported = 1;
+		close(fd);
+	} else {
+		err = errno;
+		if (getenv("BCOZ_BLOCKED_SCOPE") && *getenv("BCOZ_BLOCKED_SCOPE")) {
+			bcoz_msg("error: --blocked-scope needs blocked samples, but this kernel "
+				 "refuses perf_event_attr.blocked (%s). Fix: boot a kernel with the "
+				 "blocked-samples patches and CONFIG_PERF_BLOCKED_SAMPLES=y, or drop "
+				 "--blocked-scope\n", strerror(err));
+			return -1;
+		}
+		/* say it once per bcoz run, not once per process */
+		if (!getenv("BCOZ_WARNED_BLOCKED")) {
+			bcoz_msg("note: this kernel has no blocked samples (perf_event_attr.blocked: "
+				 "%s); profiling on-CPU time only. Off-CPU profiling needs a kernel "
+				 "with CONFIG_PERF_BLOCKED_SAMPLES=y\n", strerror(err));
+			setenv("BCOZ_WARNED_BLOCKED", "1", 1);
+		}
+	}
+	make_attr(&a, bcoz_blocked_supported, bcoz_kernel_callchains);
+	sample_type = a.sample_type;
+	return 0;
+}
+
+int sampler_start(struct bcoz_thread *t)
+{
+	struct perf_event_attr a;
+	size_t len = (RING_PAGES + 1) * page_size;
+
+	make_attr(&a, bcoz_blocked_supported, bcoz_kernel_callchains);
+	t->fd = perf_open(&a);
+	if (t->fd < 0) {
+		bcoz_msg("warning: perf_event_open for thread %d failed: %s; this thread is not "
+			 "sampled\n", (int)t->tid, strerror(errno));
+		return -1;
+	}
+	t->ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd, 0);
+	if (t->ring == MAP_FAILED) {
+		bcoz_msg("warning: mmap of the perf ring buffer failed: %s (raise "
+			 "kernel.perf_event_mlock_kb?)\n", strerror(errno));
+		close(t->fd);
+		t->fd = -1;
+		t->ring = NULL;
+		return -1;
+	}
+	t->ring_len = len;
+	t->tail = 0;
+	ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0);
+	return 0;
+}
+
+void sampler_enable(struct bcoz_thread *t, int on)
+{
+	if (t->fd >= 0)
+		ioctl(t->fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}
+
+void sampler_stop(struct bcoz_thread *t)
+{
+	if (t->fd < 0)
+		return;
+	ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (t->ring)
+		munmap(t->ring, t->ring_len);
+	close(t->fd);
+	t->fd = -1;
+	t->ring = NULL;
+}
+
+void sampler_drain(struct bcoz_thread *t, sample_cb cb)
+{
+	struct perf_event_mmap_page *pg;
+	unsigned char *data;
+	uint64_t head, tail, size;
+	union {
+		uint64_t u[1024];
+		unsigned char b[8192];
+	} rec;
+
+	if (!t || t->fd < 0 || !t->ring)
+		return;
+	pg = t->ring;
+	data = (unsigned char *)t->ring + page_size;
+	size = pg->data_size ? pg->data_size : (uint64_t)RING_PAGES * page_size;
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	tail = pg->data_tail;
+	while (tail + sizeof(struct perf_event_header) <= head) {
+		struct perf_event_header h;
+		uint64_t off = tail % size;
+		const uint64_t *p;
+		uint64_t nr = 0, weight = 1;
+		const uint64_t *ips = NULL;
+
+		if (off + sizeof(h) <= size) {
+			memcpy(&h, data + off, sizeof(h));
+		} else {
+			size_t first = size - off;
+
+			memcpy(&h, data + off, first);
+			memcpy((char *)&h + first, data, sizeof(h) - first);
+		}
+		if (h.size < sizeof(h) || tail + h.size > head)
+			break;
+		if (h.size > sizeof(rec)) {
+			tail += h.size;
+			continue;
+		}
+		if (off + h.size <= size) {
+			memcpy(rec.b, data + off, h.size);
+		} else {
+			size_t first = size - off;
+
+			memcpy(rec.b, data + off, first);
+			memcpy(rec.b + first, data, h.size - first);
+		}
+		tail += h.size;
+		if (h.type == PERF_RECORD_LOST) {
+			t->lost += rec.u[2];
+			continue;
+		}
+		if (h.type != PERF_RECORD_SAMPLE)
+			continue;
+		p = rec.u + 1;	/* after the 8-byte header */
+		/* field order: IP, CALLCHAIN, WEIGHT (see perf_event.h) */
+		{
+			const uint64_t *end = (const uint64_t *)(rec.b + h.size);
+			uint64_t ip = 0;
+
+			if (sample_type & PERF_SAMPLE_IP)
+				ip = *p++;
+			if (sample_type & PERF_SAMPLE_CALLCHAIN) {
+				if (p >= end)
+					continue;
+				nr = *p++;
+				if (p + nr > end)
+					continue;
+				ips = p;
+				p += nr;
+			}
+			if (sample_type & PERF_SAMPLE_WEIGHT) {
+				if (p >= end)
+					continue;
+				weight = *p++;
+				if (!weight)
+					weight = 1;
+			}
+			if (!ips) {
+				ips = rec.u + 1;	/* the IP alone */
+				nr = 1;
+				(void)ip;
+			}
+		}
+		cb(t, h.misc, weight, ips, nr);
+	}
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+}

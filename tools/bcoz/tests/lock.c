@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Ground-truth test for bcoz: two threads serialised on a mutex around loop L
+ * (4 units of work) with loop O (1 unit) outside the lock.  The lock is the
+ * bottleneck: one round of both threads takes 2 L, so speeding L by s speeds
+ * the program by s (until L shrinks to O at s = 75 %); speeding O changes
+ * nothing.
+ *
+ *   lock [rounds] [o_iterations]
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "coz.h"
+
+static volatile unsigned long sink_l, sink_o;
+static long o_iters = 2500000, rounds = 200;
+static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
+
+static void __attribute__((noinline)) loop_l(long n)
+{
+	for (long i = 0; i < n; i++) sink_l += i; /* LOOP_L */
+}
+
+static void __attribute__((noinline)) loop_o(long n)
+{
+	for (long i = 0; i < n; i++) sink_o += i; /* LOOP_O */
+}
+
+static void *worker(void *arg)
+{
+	for (long r = 0; r < rounds; r++) {
+		pthread_mutex_lock(&mtx);
+		loop_l(4 * o_iters);
+		pthread_mutex_unlock(&mtx);
+		loop_o(o_iters);
+		COZ_PROGRESS; /* PROGRESS */
+	}
+	return arg;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t[2];
+
+	if (argc > 1)
+		rounds = atol(argv[1]);
+	if (argc > 2)
+		o_iters = atol(argv[2]);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, worker, NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	printf("lock: %ld rounds done\n", rounds);
+	return 0;
+}
