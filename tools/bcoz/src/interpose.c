@@ -14,6 +14,7 @@
  * are owed.
  */
 #define _GNU_SOURCE
+#include <alloca.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
@@ -779,4 +780,52 @@ int epoll_wait(int fd, struct epoll_event *ev, int n, int to)
 
 	AFTER_BLOCK();
 	return r;
+}
+
+/* the execl family calls execve inside libc, out of our reach: rebuild argv */
+#define COLLECT_ARGS(arg0, ap, argv, extra) do { \
+		size_t _n = 1; \
+		va_list _c; \
+		va_copy(_c, ap); \
+		while (va_arg(_c, char *)) \
+			_n++; \
+		va_end(_c); \
+		argv = alloca((_n + 1) * sizeof(char *)); \
+		argv[0] = (char *)arg0; \
+		for (size_t _i = 1; _i <= _n; _i++) \
+			argv[_i] = va_arg(ap, char *); \
+		extra; \
+	} while (0)
+
+int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	char **argv;
+
+	va_start(ap, arg);
+	COLLECT_ARGS(arg, ap, argv, (void)0);
+	va_end(ap);
+	return execv(path, argv);
+}
+
+int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	char **argv;
+
+	va_start(ap, arg);
+	COLLECT_ARGS(arg, ap, argv, (void)0);
+	va_end(ap);
+	return execvp(file, argv);
+}
+
+int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	char **argv, **envp;
+
+	va_start(ap, arg);
+	COLLECT_ARGS(arg, ap, argv, envp = va_arg(ap, char **));
+	va_end(ap);
+	return execve(path, argv, envp);
 }

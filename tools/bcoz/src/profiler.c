@@ -361,6 +361,9 @@ void bcoz_pre_block(void)
 
 	if (!t)
 		return;
+	/* settle delays owed for the time we ran before waiting: paid later they
+	 * would land after the wake-up, possibly inside a critical section */
+	bcoz_process(t);
 	t->block_global = atomic_load(&global_delay);
 	t->blocked = 1;
 }
@@ -619,14 +622,19 @@ static void *profiler_main(void *arg)
 
 /* ---------- diagnostics ---------- */
 
-static const char *first_declared;
+static char declared_names[512];
 static int ndeclared;
 
 static void note_declared(const char *name, const char *obj)
 {
+	size_t l = strlen(declared_names);
+
 	(void)obj;
-	if (!first_declared)
-		first_declared = strdup(name);
+	if (ndeclared < 3 && l < sizeof(declared_names) - 8)
+		snprintf(declared_names + l, sizeof(declared_names) - l, "%s'%s'",
+			 ndeclared ? ", " : "", name);
+	else if (ndeclared == 3 && l < sizeof(declared_names) - 8)
+		strcat(declared_names, ", ...");
 	ndeclared++;
 }
 
@@ -640,10 +648,9 @@ static void diagnose(void)
 	if (!n) {
 		linemap_declared_points(note_declared);
 		if (ndeclared)
-			bcoz_msg("error: no progress point was reached during the run: %d declared "
-				 "(e.g. '%s') but none executed. Fix: make sure the code path with "
-				 "the COZ_PROGRESS runs, or use --end-to-end\n", ndeclared,
-				 first_declared);
+			bcoz_msg("error: no progress point was reached during the run; declared "
+				 "but never executed: %s. Fix: make sure the code path with the "
+				 "COZ_PROGRESS runs, or use --end-to-end\n", declared_names);
 		else
 			bcoz_msg("error: no progress point was reached during the run. Fix: add "
 				 "COZ_PROGRESS (include coz.h from tools/bcoz/include, link -ldl on "

@@ -28,14 +28,19 @@ static void *worker(void *arg)
 {
 	const char *mode = arg;
 
+	if (!strcmp(mode, "noprogress")) {
+		for (long r = 0; r < rounds; r++) {
+			work(2000000);
+			if (r > 1000000000)
+				COZ_PROGRESS; /* NEVER */
+		}
+		return NULL;
+	}
 	for (long r = 0; r < rounds; r++) {
 		COZ_BEGIN("request");
 		work(2000000);
 		COZ_END("request");
-		if (strcmp(mode, "noprogress"))
-			COZ_PROGRESS;
-		else if (r > 1000000000)
-			COZ_PROGRESS; /* NEVER */
+		COZ_PROGRESS;
 	}
 	return NULL;
 }

@@ -1,0 +1,260 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests for bcoz's profile parser and speedup math, and a parser fuzz run.
+
+Each test_* function raises AssertionError on failure.  Imported by run_tests.py.
+"""
+import io
+import os
+import random
+import tempfile
+
+
+def load_bcoz(path):
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("bcoz_mod", path)
+    spec = importlib.util.spec_from_loader("bcoz_mod", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+B = None  # set by run_tests.py
+
+
+def exp(sel, sp, dur, points, samples=0):
+    s = "experiment\tselected=%s\tspeedup=%.2f\tduration=%d\tselected-samples=%d\n" % (
+        sel, sp, dur, samples)
+    for p in points:
+        if p[0] == "t":
+            s += "throughput-point\tname=%s\tdelta=%d\n" % (p[1], p[2])
+        else:
+            s += "latency-point\tname=%s\tarrivals=%d\tdepartures=%d\tdifference=%d\n" % p[1:]
+    return s
+
+
+def near(a, b, tol=1e-6):
+    return abs(a - b) <= tol
+
+
+def test_throughput_math():
+    text = "startup\ttime=1\n"
+    text += exp("a.c:1", 0.0, 1000, [("t", "p", 10)])
+    text += exp("a.c:1", 0.5, 800, [("t", "p", 10)])
+    text += exp("a.c:1", 0.25, 450, [("t", "p", 5)])
+    text += exp("a.c:1", 0.25, 450, [("t", "p", 5)])   # aggregated: 900 / 10
+    exps, _, runs = B.parse_profile(text)
+    assert runs == 1 and len(exps) == 4
+    r = B.analyse(exps)
+    assert len(r) == 1, r
+    sp = r[0]["speedups"]
+    # period(0)=100, period(25)=90, period(50)=80
+    assert near(sp[0], 0.0) and near(sp[25], 10.0) and near(sp[50], 20.0), sp
+    assert r[0]["kind"] == "throughput"
+
+
+def test_appended_runs_aggregate():
+    text = ""
+    for run in range(3):
+        text += "startup\ttime=%d\n" % run
+        text += exp("x.c:9", 0.0, 1000 + 100 * run, [("t", "p", 10)])
+        text += exp("x.c:9", 1.0, 500, [("t", "p", 10)])
+        text += "runtime\ttime=5\nsamples\tlocation=x.c:9\tcount=7\n"
+    exps, samples, runs = B.parse_profile(text)
+    assert runs == 3 and samples["x.c:9"] == 21
+    sp = B.analyse(exps)[0]["speedups"]
+    # baseline period = 3300 / 30 = 110, at 100 %: 1500 / 30 = 50
+    assert near(sp[100], (110 - 50) / 110 * 100), sp
+
+
+def test_baseline_fallback_and_min_delta():
+    text = exp("y.c:2", 0.10, 1000, [("t", "p", 10)])
+    text += exp("y.c:2", 0.30, 900, [("t", "p", 10)])
+    text += exp("y.c:2", 0.60, 100, [("t", "p", 3)])    # < MIN_DELTA visits: dropped
+    sp = B.analyse(B.parse_profile(text)[0])[0]["speedups"]
+    assert sorted(sp) == [10, 30], sp
+    assert near(sp[10], 0.0) and near(sp[30], 10.0), sp
+
+
+def test_latency_math_sign():
+    # Little's law: W = L / lambda.  0 %: L = 2, lambda = 10/1000 -> W = 200;
+    # 50 %: L = 1 -> W = 100.  Latency halves: the program got 50 % faster,
+    # and bcoz must report +50 (COZ's viewer negates this).
+    text = exp("z.c:3", 0.0, 1000, [("l", "req", 10, 10, 2)])
+    text += exp("z.c:3", 0.5, 1000, [("l", "req", 10, 10, 1)])
+    r = B.analyse(B.parse_profile(text)[0])
+    assert len(r) == 1 and r[0]["kind"] == "latency", r
+    assert near(r[0]["speedups"][50], 50.0), r[0]["speedups"]
+    # more in flight at the same arrival rate = slower = negative
+    text = exp("z.c:3", 0.0, 1000, [("l", "req", 10, 10, 2)])
+    text += exp("z.c:3", 0.5, 1000, [("l", "req", 10, 10, 3)])
+    r = B.analyse(B.parse_profile(text)[0])
+    assert near(r[0]["speedups"][50], -50.0), r[0]["speedups"]
+
+
+def test_latency_and_throughput_agree():
+    # one transaction at a time: throughput period and latency must agree
+    text = ""
+    for sp, dur in ((0.0, 1000), (0.4, 700)):
+        text += exp("w.c:1", sp, dur, [("t", "done", 20), ("l", "txn", 20, 20, 1)])
+    r = {x["kind"]: x["speedups"][40] for x in B.analyse(B.parse_profile(text)[0])}
+    assert near(r["throughput"], 30.0) and near(r["latency"], 30.0), r
+
+
+def test_end_to_end_point():
+    text = ""
+    for sp, dur in ((0.0, 1000), (0.0, 1100), (0.5, 800), (0.5, 700)):
+        text += exp("e.c:5", sp, dur, [("t", "end-to-end", 1)])
+    sp = B.analyse(B.parse_profile(text)[0])[0]["speedups"]
+    # baseline 2100/2 = 1050; 50 %: 750 -> +28.57 %
+    assert near(sp[50], (1050 - 750) / 1050 * 100), sp
+
+
+def test_subclass_selected_and_legacy_records():
+    text = "startup\ttime=1\n"
+    text += exp("IO", 0.0, 1000, [("t", "p", 10)])
+    text += "progress-point\tname=p\ttype=source\tdelta=10\n"   # 2015 COZ variant
+    text += exp("IO", 1.0, 600, [("t", "p", 10)])
+    text += "shutdown\ttime=9\tsamples=3\n"
+    exps, _, _ = B.parse_profile(text)
+    r = B.analyse(exps)
+    assert r[0]["selected"] == "IO"
+    # first experiment carries two throughput records for p: 2000 / 20 = 100 per visit
+    assert near(r[0]["speedups"][100], 40.0), r
+
+
+def test_fit_and_slope():
+    pts = {0: 0.0, 20: 10.0, 40: 20.0, 60: 30.0, 80: 40.0}
+    fit = B.local_fit(pts)
+    assert all(near(fit[x], pts[x], 1e-6) for x in pts), fit
+    assert near(B.slope_through_origin(pts), 0.5)
+    flat = {0: 0.0, 25: 25.0, 50: 50.0, 75: 50.0, 100: 50.0}
+    f = B.local_fit(flat)
+    assert 40 <= f[100] <= 60 and -5 <= f[0] <= 10, f
+
+
+def test_parser_errors():
+    bad = {
+        "bogus\tx=1\n": "unknown record type",
+        "experiment\tselected=a\tspeedup=0.5\n": "lacks duration",
+        "experiment\tselected=a\tspeedup=0.5\tduration=abc\n": "not an integer",
+        "experiment\tselected=a\tspeedup=1.5\tduration=1\n": "outside 0..1",
+        "throughput-point\tname=p\tdelta=1\n": "before any experiment",
+        "experiment\tselected=a\tspeedup=0.5\tduration=-4\n": "negative",
+        "experiment\tselected=a\tspeedup\tduration=1\n": "not key=value",
+        "samples\tlocation=a\tcount=1\tcount=2\n": "given twice",
+    }
+    for text, why in bad.items():
+        try:
+            B.parse_profile("startup\ttime=1\n" + text, "p.coz")
+        except B.ProfileError as e:
+            assert why in str(e) and "p.coz:2" in str(e), (text, str(e))
+        else:
+            raise AssertionError("accepted: %r" % text)
+    with tempfile.TemporaryDirectory() as d:
+        for name, data, why in (("nul", b"startup\ttime=1\x00\n", "NUL"),
+                                ("latin", b"\xff\xfe\x00", "UTF-8")):
+            p = os.path.join(d, name)
+            with open(p, "wb") as f:
+                f.write(data)
+            try:
+                B.read_profile(p)
+            except B.ProfileError as e:
+                assert why in str(e), str(e)
+            else:
+                raise AssertionError("accepted " + name)
+        try:
+            B.read_profile(os.path.join(d, "missing.coz"))
+        except B.ProfileError as e:
+            assert "cannot read" in str(e)
+
+
+def test_reports_render():
+    text = ""
+    for sp, dur in ((0.0, 1000), (0.25, 800), (0.5, 600), (0.75, 600)):
+        text += exp("src/a<b>.c:7", sp, dur, [("t", "p", 10)])
+    exps, samples, runs = B.parse_profile(text + "samples\tlocation=a.c:7\tcount=3\n")
+    res = B.analyse(exps)
+    out = io.StringIO()
+    B.text_report(res, samples, runs, len(exps), out)
+    t = out.getvalue()
+    assert "+40.0%" in t and "src/a<b>.c:7" in t, t
+    h = B.html_report(res, samples, runs, len(exps), "x.coz")
+    assert h.count("<svg") == 1 and "a&lt;b&gt;" in h
+    assert "<script" not in h and "http://" not in h.replace(
+        'xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in h
+
+
+SAMPLE_PROFILE = None
+
+
+def sample_profile():
+    text = "startup\ttime=100\n"
+    rnd = random.Random(1)
+    for i in range(30):
+        sp = rnd.choice([0, 0, 0.25, 0.5, 0.75, 1.0])
+        text += exp("/src/f%d.c:%d" % (i % 3, 10 + i % 3), sp, rnd.randint(10**8, 10**9),
+                    [("t", "main.c:5", rnd.randint(0, 40)),
+                     ("l", "req", rnd.randint(0, 40), rnd.randint(0, 40), rnd.randint(0, 3))])
+    text += "runtime\ttime=5000\nsamples\tlocation=/src/f0.c:10\tcount=77\n"
+    return text
+
+
+def test_fuzz_parser(iterations=3000):
+    base = sample_profile()
+    rnd = random.Random(4242)
+    alphabet = "\t\n=:.-0123456789abcdefxyz%\x00\xff " + "experiment" + "latency-point"
+    accepted = rejected = 0
+    for it in range(iterations):
+        t = list(base)
+        for _ in range(rnd.randint(1, 6)):
+            op = rnd.randrange(6)
+            pos = rnd.randrange(len(t) + 1)
+            if op == 0 and t:
+                del t[min(pos, len(t) - 1)]
+            elif op == 1:
+                t.insert(pos, rnd.choice(alphabet))
+            elif op == 2 and t:
+                t = t[:pos]
+            elif op == 3:
+                lines = "".join(t).split("\n")
+                rnd.shuffle(lines)
+                t = list("\n".join(lines))
+            elif op == 4:
+                lines = "".join(t).split("\n")
+                i = rnd.randrange(len(lines))
+                lines.insert(i, lines[rnd.randrange(len(lines))])
+                t = list("\n".join(lines))
+            else:
+                seg = "".join(t)
+                a = rnd.randrange(len(seg) + 1)
+                t = list(seg[:a] + str(rnd.choice([-1, 10**30, 1e309, "nan", ""])) + seg[a:])
+        text = "".join(t)
+        try:
+            exps, samples, runs = B.parse_profile(text, "fuzz.coz")
+            res = B.analyse(exps)
+            B.text_report(res, samples, runs, len(exps), io.StringIO())
+            B.html_report(res, samples, runs, len(exps), "fuzz.coz")
+            accepted += 1
+        except B.ProfileError as e:
+            assert str(e).startswith("fuzz.coz:"), str(e)
+            rejected += 1
+    # random bytes through the file reader
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "r.coz")
+        for it in range(300):
+            with open(p, "wb") as f:
+                f.write(bytes(rnd.randrange(256) for _ in range(rnd.randrange(200))))
+            try:
+                B.read_profile(p)
+            except B.ProfileError:
+                pass
+    assert accepted > 0 and rejected > 0, (accepted, rejected)
+    return "%d garbled profiles: %d parsed, %d rejected with a clear error" % (
+        iterations, accepted, rejected)
+
+
+ALL = [test_throughput_math, test_appended_runs_aggregate, test_baseline_fallback_and_min_delta,
+       test_latency_math_sign, test_latency_and_throughput_agree, test_end_to_end_point,
+       test_subclass_selected_and_legacy_records, test_fit_and_slope, test_parser_errors,
+       test_reports_render, test_fuzz_parser]
