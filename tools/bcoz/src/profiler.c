@@ -211,11 +211,9 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t weight,
 	}
 	if (first >= 0) {
 		struct bcoz_line *l = linemap_line(first);
-		int expect = -1;
 
 		atomic_fetch_add(&l->samples, weight);
-		if (!active && atomic_load(&next_line) < 0)
-			atomic_compare_exchange_strong(&next_line, &expect, first);
+		atomic_fetch_add(&l->recent, weight);
 	}
 	if (!active)
 		return;
@@ -503,6 +501,34 @@ static int nap(uint64_t ns)
 	return 1;
 }
 
+/*
+ * Choose the next line with probability proportional to its weighted samples
+ * (on-CPU and blocked, lock waits excluded) since the previous choice, so
+ * lines are explored in proportion to where the program spends its time now.
+ */
+static int pick_line(void)
+{
+	int n = linemap_nlines(), pick = -1;
+	uint64_t total = 0, r;
+
+	for (int i = 0; i < n; i++)
+		total += atomic_load(&linemap_line(i)->recent);
+	if (!total)
+		return -1;
+	r = rnd() % total;
+	for (int i = 0; i < n; i++) {
+		uint64_t c = atomic_load(&linemap_line(i)->recent);
+
+		if (pick < 0 && r < c)
+			pick = i;
+		else if (pick < 0)
+			r -= c;
+		atomic_store(&linemap_line(i)->recent, 0);
+	}
+	atomic_store(&next_line, pick);
+	return pick;
+}
+
 static void write_samples(void)
 {
 	int n = linemap_nlines();
@@ -537,7 +563,7 @@ static void *profiler_main(void *arg)
 			if (fixed_line >= 0) {
 				line = fixed_line;
 			} else {
-				while ((line = atomic_load(&next_line)) < 0 && !atomic_load(&stop_flag))
+				while ((line = pick_line()) < 0 && !atomic_load(&stop_flag))
 					nap(10000000ULL);
 				if (line < 0)
 					break;

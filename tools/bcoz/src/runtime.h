@@ -40,6 +40,7 @@ struct bcoz_line {
 	const char *file;
 	int line;
 	_Atomic uint64_t samples;	/* weighted sample count */
+	_Atomic uint64_t recent;	/* since the last line selection */
 };
 
 int linemap_init(void);				/* 0 or -1 (error printed) */
