@@ -169,8 +169,44 @@ static void out(const char *fmt, ...)
 #define CONTEXT_MAX	((uint64_t)-4095)
 #define KERNEL_START	0xffff800000000000ULL
 
+/* Is addr a return address, i.e. just after a call instruction? */
+static int after_call(uint64_t addr)
+{
+#ifdef __x86_64__
+	const unsigned char *p = (const unsigned char *)addr;
+
+	/* e8 rel32 (direct, PLT) or ff /2 (indirect: 2, 3 or 6 bytes) */
+	if (p[-5] == 0xe8)
+		return 1;
+	if (p[-2] == 0xff && (p[-1] & 0x38) == 0x10)
+		return 1;
+	if (p[-3] == 0xff && (p[-2] & 0x38) == 0x10)
+		return 1;
+	if (p[-6] == 0xff && (p[-5] & 0x38) == 0x10)
+		return 1;
+#endif
+	return 0;
+}
+
+/*
+ * The first user frame is outside the scope (e.g. inside libc's pread): look
+ * for the return address into in-scope code on the top of the user stack,
+ * which a frame-pointer walk misses when the callee built no frame.
+ */
+static int scan_stack(const uint64_t *stack, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		int idx = linemap_lookup(stack[i] - 1);
+
+		if (idx >= 0 && after_call(stack[i]))
+			return idx;
+	}
+	return -1;
+}
+
 static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t weight,
-		      const uint64_t *ips, uint64_t nr)
+		      const uint64_t *ips, uint64_t nr, const uint64_t *stack,
+		      uint64_t nstack)
 {
 	int cls = misc & BCOZ_MISC_MASK;
 	int first = -1, hit = 0, fresh = 1;
@@ -188,7 +224,7 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t weight,
 	}
 	for (uint64_t i = 0; i < nr; i++) {
 		uint64_t ip = ips[i];
-		int idx;
+		int idx, user_top;
 
 		if (ip >= CONTEXT_MAX) {
 			fresh = 1;
@@ -198,8 +234,11 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t weight,
 			fresh = 0;
 			continue;
 		}
+		user_top = fresh;
 		idx = linemap_lookup(fresh ? ip : ip - 1);
 		fresh = 0;
+		if (idx < 0 && user_top && stack)
+			idx = scan_stack(stack, nstack);
 		if (idx < 0)
 			continue;
 		if (first < 0)

@@ -82,7 +82,9 @@ void sampler_stop(struct bcoz_thread *t);
 void sampler_enable(struct bcoz_thread *t, int on);
 /* Drain the ring buffer, calling cb for each sample. */
 typedef void (*sample_cb)(struct bcoz_thread *t, uint16_t misc, uint64_t weight,
-			  const uint64_t *ips, uint64_t nr);
+			  const uint64_t *ips, uint64_t nr, const uint64_t *stack,
+			  uint64_t nstack);
+#define BCOZ_STACK_BYTES	128
 void sampler_drain(struct bcoz_thread *t, sample_cb cb);
 
 /* ---- profiler core ---- */

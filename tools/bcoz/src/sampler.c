@@ -47,6 +47,14 @@ static void make_attr(struct perf_event_attr *a, int blocked, int kernel)
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
 	if (blocked)
 		a->sample_type |= PERF_SAMPLE_WEIGHT;
+#ifdef __x86_64__
+	/* a copy of the top of the user stack finds the caller of a frameless
+	 * libc syscall wrapper (pread, nanosleep...), which frame-pointer
+	 * callchains skip */
+	a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a->sample_regs_user = 1ULL << 7;	/* PERF_REG_X86_SP */
+	a->sample_stack_user = BCOZ_STACK_BYTES;
+#endif
 	a->disabled = 1;
 	a->exclude_kernel = !kernel;
 	a->exclude_callchain_kernel = !kernel;
@@ -204,8 +212,8 @@ void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 		struct perf_event_header h;
 		uint64_t off = tail % size;
 		const uint64_t *p;
-		uint64_t nr = 0, weight = 1;
-		const uint64_t *ips = NULL;
+		uint64_t nr = 0, weight = 1, nstack = 0;
+		const uint64_t *ips = NULL, *stack = NULL;
 
 		if (off + sizeof(h) <= size) {
 			memcpy(&h, data + off, sizeof(h));
@@ -253,6 +261,30 @@ void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 				ips = p;
 				p += nr;
 			}
+			if (sample_type & PERF_SAMPLE_REGS_USER) {
+				uint64_t abi;
+
+				if (p >= end)
+					continue;
+				abi = *p++;
+				if (abi)
+					p += __builtin_popcountll(1ULL << 7);
+			}
+			if (sample_type & PERF_SAMPLE_STACK_USER) {
+				uint64_t sz;
+
+				if (p >= end)
+					continue;
+				sz = *p++;
+				if (sz) {
+					if (p + sz / 8 + 1 > end)
+						continue;
+					stack = p;
+					p += sz / 8;
+					nstack = *p++;	/* dyn_size: bytes really copied */
+					nstack /= 8;
+				}
+			}
 			if (sample_type & PERF_SAMPLE_WEIGHT) {
 				if (p >= end)
 					continue;
@@ -266,7 +298,7 @@ void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 				(void)ip;
 			}
 		}
-		cb(t, h.misc, weight, ips, nr);
+		cb(t, h.misc, weight, ips, nr, nstack ? stack : NULL, nstack);
 	}
 	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
 }
