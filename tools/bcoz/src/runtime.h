@@ -26,7 +26,7 @@
 #define BCOZ_MIN_EXP_NS		500000000ULL	/* minimum experiment length */
 #define BCOZ_MAX_EXP_NS		8000000000ULL	/* cap on the adaptive length */
 #define BCOZ_COOLOFF_NS		10000000ULL
-#define BCOZ_MIN_DELTA		5		/* visits wanted per experiment */
+#define BCOZ_MIN_DELTA		10		/* visits wanted per experiment */
 
 /* header.misc subclass bits (blocked-samples ABI) */
 #define BCOZ_MISC_OTHER		0x0008
