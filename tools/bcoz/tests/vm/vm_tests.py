@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""bcoz off-CPU tests (paper section 3.3), for a kernel with blocked samples.
+
+The paper's motivational example (tests/vm/motiv.c) in its two cases, and a
+sleep-bound loop (tests/vm/sleeper.c):
+
+  case 1 (thread 2's compute_heavy is critical):
+      compute_heavy predicts a clear gain; the pread line and the I/O
+      subclass (--blocked-scope i) predict ~0.
+  case 2 (thread 1's I/O is critical):
+      compute_heavy predicts ~0; the pread line and the I/O subclass
+      predict a clear gain.
+  sleeper: --blocked-scope b at 100 % predicts the sleep's measured share.
+
+Each prediction comes from one run with --fixed-line/--blocked-scope and
+--speedups 0,50 (0,100 for the sleeper), so experiments at both levels
+interleave within the run.
+
+usage: vm_tests.py [-o OUTDIR] [--seconds N] [--demo] DEVICE_OR_FILE
+  --demo   more speedup levels and HTML/text plots per case (Figure 9 shape)
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(os.path.dirname(HERE))
+BUILD = os.environ.get("BCOZ_BUILD", os.path.join(SRC, "..", "..", "build", "bcoz"))
+BCOZ = os.path.join(BUILD, "bcoz")
+sys.path.insert(0, os.path.dirname(HERE))
+import unit_tests  # noqa: E402
+
+B = unit_tests.load_bcoz(os.path.join(SRC, "bcoz"))
+GAIN = 10.0     # a "clear gain" at 50 % line speedup, in program-speedup points
+ZERO = 8.0      # "~0": |prediction| at 50 % within this many points
+
+
+def marker(src, m):
+    with open(os.path.join(HERE, src)) as f:
+        for i, line in enumerate(f, 1):
+            if "/* %s */" % m in line:
+                return "%s:%d" % (src, i)
+    raise RuntimeError(m)
+
+
+def main(argv):
+    out, secs, demo, dev = None, 10.0, False, None
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "-o":
+            out = argv[i + 1]
+            i += 1
+        elif a == "--seconds":
+            secs = float(argv[i + 1])
+            i += 1
+        elif a == "--demo":
+            demo = True
+        elif a in ("-h", "--help"):
+            print(__doc__)
+            return 0
+        else:
+            dev = a
+        i += 1
+    if not dev:
+        print(__doc__)
+        return 2
+    out = out or tempfile.mkdtemp(prefix="bcoz-vm-")
+    os.makedirs(out, exist_ok=True)
+    levels = "0,25,50,75,100" if demo else "0,50"
+    passed = failed = 0
+    notes = []
+
+    def result(ok, name, info):
+        nonlocal passed, failed
+        print("%s %-44s %s" % ("ok  " if ok else "FAIL", name, info), flush=True)
+        if ok:
+            passed += 1
+        else:
+            failed += 1
+
+    def run(tag, prof, args, cmd):
+        stats = os.path.join(out, tag + ".stats")
+        if os.path.exists(stats):
+            os.unlink(stats)
+        env = dict(os.environ, BCOZ_STATS=stats)
+        t0 = time.time()
+        p = subprocess.run([BCOZ, "run", "-o", prof] + args + ["---"] + cmd, env=env,
+                           capture_output=True, text=True, timeout=max(120, 20 * secs))
+        with open(os.path.join(out, tag + ".log"), "w") as f:
+            f.write(p.stdout + p.stderr)
+        if "no blocked samples" in p.stderr and not os.environ.get("BCOZ_VM_ON_HOST"):
+            raise SystemExit("FAIL: this kernel lacks blocked samples (bcoz said: %s); run "
+                             "these tests in the VM with the patched kernel"
+                             % p.stderr.strip().splitlines()[0])
+        if p.returncode:
+            raise RuntimeError("%s: bcoz run failed (%d): %s" % (tag, p.returncode,
+                                                                 p.stderr[-500:]))
+        st = {}
+        if os.path.exists(stats):
+            with open(stats) as f:
+                for kv in f.read().split():
+                    k, v = kv.split("=")
+                    st[k] = int(v)
+        return p.stdout, st, time.time() - t0
+
+    def pred(prof, sel, level):
+        exps, _, _ = B.read_profile(prof)
+        for r in B.analyse(exps):
+            if r["selected"] == sel or r["selected"].endswith(sel):
+                return r["speedups"].get(level), r
+        return None, None
+
+    motiv = os.path.join(BUILD, "tests", "vm", "motiv")
+    heavy, pread = marker("motiv.c", "HEAVY"), marker("motiv.c", "PREAD")
+    for case in (1, 2):
+        prof = os.path.join(out, "case%d.coz" % case)
+        if os.path.exists(prof):
+            os.unlink(prof)
+        got = {}
+        for tag, args, sel in (("heavy", ["--fixed-line", heavy], heavy),
+                               ("pread", ["--fixed-line", pread], pread),
+                               ("io", ["--blocked-scope", "i"], "IO")):
+            try:
+                so, st, dt = run("case%d-%s" % (case, tag), prof,
+                                 args + ["--speedups", levels],
+                                 [motiv, dev, str(case), str(secs)])
+            except RuntimeError as e:
+                result(False, "case %d %s" % (case, tag), str(e))
+                continue
+            v, r = pred(prof, sel, 50)
+            got[tag] = v
+            info = "50%%: %s  blocked samples %d (%.0fs) %s" % (
+                "n/a" if v is None else "%+.1f" % v, st.get("blocked", -1), dt,
+                (re.search(r"io [0-9.]+ ms/iter", so) or [""])[0])
+            if tag != "io" and st.get("blocked", 0) <= 0:
+                result(False, "case %d %s: blocked samples seen" % (case, tag), info)
+                continue
+            if v is None:
+                result(False, "case %d %s: prediction" % (case, tag), "no data; " + info)
+                continue
+            critical = (case == 1 and tag == "heavy") or (case == 2 and tag != "heavy")
+            if critical:
+                result(v >= GAIN, "case %d %s predicts a gain" % (case, tag),
+                       "want >= %+.0f; %s" % (GAIN, info))
+            else:
+                result(abs(v) <= ZERO, "case %d %s predicts ~0" % (case, tag),
+                       "want |x| <= %.0f; %s" % (ZERO, info))
+        if demo or True:
+            with open(os.path.join(out, "case%d.txt" % case), "w") as f:
+                subprocess.run([BCOZ, "plot", "-i", prof, "--text"], stdout=f,
+                               stderr=subprocess.DEVNULL)
+            subprocess.run([BCOZ, "plot", "-i", prof, "-o",
+                            os.path.join(out, "case%d.html" % case)],
+                           stderr=subprocess.DEVNULL)
+        notes.append("case %d: %s" % (case, got))
+
+    # sleep-bound loop: speeding the OTHER subclass by 100 % removes the sleep
+    sleeper = os.path.join(BUILD, "tests", "vm", "sleeper")
+    prof = os.path.join(out, "sleeper.coz")
+    if os.path.exists(prof):
+        os.unlink(prof)
+    try:
+        so, st, dt = run("sleeper", prof, ["--blocked-scope", "b", "--speedups",
+                                           "0,50,100" if demo else "0,100"],
+                         [sleeper, str(secs), "4", "4"])
+        m = re.search(r"sleep_share=([0-9.]+)", so)
+        share = float(m.group(1)) * 100 if m else None
+        v, r = pred(prof, "OTHER", 100)
+        ok = v is not None and share is not None and abs(v - share) <= 12
+        result(ok, "sleeper: scope b predicts the sleep share",
+               "100%%: %s, sleep share %s (+-12)" % (
+                   "n/a" if v is None else "%+.1f" % v,
+                   "n/a" if share is None else "%.1f%%" % share))
+    except RuntimeError as e:
+        result(False, "sleeper", str(e))
+    for n in notes:
+        print("# " + n)
+    print("# profiles, logs and plots in " + out)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
