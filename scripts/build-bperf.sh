@@ -1,0 +1,93 @@
+#!/bin/bash
+# Usage: scripts/build-bperf.sh [make args...]
+#
+# Builds bperf: Debian 6.1's tools/perf plus the project's new files under
+# tools/perf/ and the series tools/perf/patches/series.
+#
+#   1. Source tree: if scripts/prepare-tree.sh exists it assembles build/linux
+#      (pristine tree + overlay of new files + patches/series +
+#      tools/perf/patches/series) and perf is built from there.  Otherwise (or
+#      with BPERF_OWN_TREE=1) this script does the perf part itself in
+#      build/perf-src: extract tools/ and the headers perf needs from
+#      $SRC_TARBALL, overlay tools/perf's new files, apply the perf series.
+#   2. make -C tools/perf O=build/bperf with the feature set below: libelf,
+#      libdw, libunwind, slang, zlib, libtraceevent (Debian's); no libbfd
+#      (GPLv3), no python/perl/bpf.
+#   3. build/bperf/bperf -> perf, and the path of the binary on stdout.
+#
+# Environment: JOBS (default 2), BPERF_OWN_TREE=1, SRC_TARBALL.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+OUT=$BUILD/bperf
+JOBS=${JOBS:-2}
+
+need make make
+need gcc gcc
+need patch patch
+for hdr in libelf.h elfutils/libdw.h libunwind.h slang.h zlib.h; do
+	[ -e "/usr/include/$hdr" ] || [ -e "/usr/include/slang/$hdr" ] ||
+		die "/usr/include/$hdr missing; install: apt-get install -y libelf-dev libdw-dev libunwind-dev libslang2-dev zlib1g-dev libtraceevent-dev (or run 'make deps')"
+done
+[ -e /usr/include/traceevent/event-parse.h ] ||
+	die "libtraceevent headers missing; install: apt-get install -y libtraceevent-dev"
+
+if [ -x "$REPO/scripts/prepare-tree.sh" ] && [ -z "${BPERF_OWN_TREE:-}" ]; then
+	"$REPO/scripts/prepare-tree.sh" >&2
+	src=$TREE
+else
+	src=$BUILD/perf-src
+	need rsync rsync
+	if [ ! -f "$PRISTINE/Makefile" ]; then
+		if [ -x "$REPO/scripts/fetch-source.sh" ]; then
+			"$REPO/scripts/fetch-source.sh" >&2
+		else
+			need tar tar
+			[ -f "$SRC_TARBALL" ] ||
+				die "$SRC_TARBALL not found; install it with: apt-get install -y linux-source-6.1"
+			log "extracting $SRC_TARBALL"
+			mkdir -p "$PRISTINE"
+			tar -xf "$SRC_TARBALL" -C "$PRISTINE" --strip-components=1
+		fi
+	fi
+	log "syncing $PRISTINE -> $src"
+	mkdir -p "$src"
+	rsync -a --delete --exclude=/.git "$PRISTINE/" "$src/"
+	n=0
+	while IFS= read -r f; do
+		case $f in tools/perf/patches/*) continue ;; esac
+		[ -e "$src/$f" ] && die "new file $f exists upstream; change upstream files with a patch"
+		mkdir -p "$src/$(dirname "$f")"
+		cp -p "$REPO/$f" "$src/$f"
+		n=$((n + 1))
+	done < <(cd "$REPO" && find tools/perf -type f | sort)
+	log "overlaid $n new file(s)"
+	series=$REPO/tools/perf/patches/series
+	if [ -f "$series" ]; then
+		while IFS= read -r p || [ -n "$p" ]; do
+			p=${p%%#*}; p=$(printf '%s' "$p" | tr -d '[:space:]')
+			[ -n "$p" ] || continue
+			patch -d "$src" -p1 -F0 -N -s <"$REPO/tools/perf/patches/$p" ||
+				die "tools/perf/patches/$p does not apply to $src"
+		done <"$series"
+		log "applied tools/perf/patches/series"
+	fi
+fi
+
+mkdir -p "$OUT"
+export PATH=/usr/lib/ccache:$PATH
+export CCACHE_DIR=${CCACHE_DIR:-/root/.cache/ccache}
+cc=gcc
+command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
+log "building perf from $src/tools/perf into $OUT"
+t0=$(now)
+nice make -s -j"$JOBS" -C "$src/tools/perf" O="$OUT" \
+	NO_LIBPYTHON=1 NO_LIBPERL=1 NO_GTK2=1 NO_JVMTI=1 NO_LIBBPF=1 NO_LIBNUMA=1 \
+	NO_LIBAUDIT=1 NO_LIBCRYPTO=1 NO_LIBBABELTRACE=1 NO_LIBDEBUGINFOD=1 \
+	NO_LIBZSTD=1 NO_LZMA=1 NO_LIBCAP=1 NO_SDT=1 NO_JEVENTS=1 NO_LIBBFD=1 \
+	LIBTRACEEVENT_DYNAMIC=1 WERROR=0 CC="$cc" "$@" >&2 ||
+	die "perf build failed (see the messages above)"
+[ -x "$OUT/perf" ] || die "no binary at $OUT/perf after the build"
+ln -sf perf "$OUT/bperf"
+log "built in $(elapsed "$t0") s"
+echo "$OUT/bperf"

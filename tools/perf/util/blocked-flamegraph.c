@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Hot/cold flame graph of blocked samples, written as SVG by perf itself.
+ *
+ * The tree is built from root ("all") to leaves.  Every node keeps how many
+ * sampling points of each class (on-cpu, io, lock, sched, other) passed
+ * through it; the node is drawn in the palette of the class with most.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/zalloc.h>
+
+#include "blocked.h"
+#include "blocked-flamegraph.h"
+#include "callchain.h"
+#include "debug.h"
+#include "dso.h"
+#include "event.h"
+#include "evsel.h"
+#include "map.h"
+#include "symbol.h"
+#include "thread.h"
+
+#define FG_MAX_DEPTH	512
+#define FG_WIDTH	1200
+#define FG_FRAME_H	16
+#define FG_PAD_TOP	60
+#define FG_PAD_BOTTOM	50
+#define FG_PAD_SIDE	10
+#define FG_FONT_W	6.6	/* average glyph width at font-size 11 */
+#define FG_MIN_W	0.1	/* narrower frames are not drawn */
+
+struct fg_node {
+	char		*name;
+	u64		total;
+	u64		self;
+	u64		cls[BLOCKED__NR];
+	struct fg_node	*children;	/* singly linked, unsorted */
+	struct fg_node	*next;
+	u32		nr_children;
+};
+
+struct blocked_fg {
+	struct fg_node	root;
+	int		max_depth;
+};
+
+static const char * const class_frame[BLOCKED__NR] = {
+	[BLOCKED_ONCPU]	= NULL,
+	[BLOCKED_IO]	= "[io]",
+	[BLOCKED_LOCK]	= "[lock]",
+	[BLOCKED_SCHED]	= "[sched]",
+	[BLOCKED_OTHER]	= "[other]",
+};
+
+struct blocked_fg *blocked_fg__new(void)
+{
+	struct blocked_fg *fg = zalloc(sizeof(*fg));
+
+	if (fg) {
+		fg->root.name = strdup("all");
+		if (!fg->root.name)
+			zfree(&fg);
+	}
+	return fg;
+}
+
+static void fg_node__free_children(struct fg_node *node)
+{
+	struct fg_node *c = node->children, *next;
+
+	while (c) {
+		next = c->next;
+		fg_node__free_children(c);
+		free(c->name);
+		free(c);
+		c = next;
+	}
+	node->children = NULL;
+}
+
+void blocked_fg__delete(struct blocked_fg *fg)
+{
+	if (!fg)
+		return;
+	fg_node__free_children(&fg->root);
+	free(fg->root.name);
+	free(fg);
+}
+
+static struct fg_node *fg_node__child(struct fg_node *parent, const char *name)
+{
+	struct fg_node *c, **prev = &parent->children;
+
+	for (c = parent->children; c; prev = &c->next, c = c->next) {
+		if (!strcmp(c->name, name)) {
+			/* move to front: hot paths are looked up often */
+			*prev = c->next;
+			c->next = parent->children;
+			parent->children = c;
+			return c;
+		}
+	}
+	c = zalloc(sizeof(*c));
+	if (!c)
+		return NULL;
+	c->name = strdup(name);
+	if (!c->name) {
+		free(c);
+		return NULL;
+	}
+	c->next = parent->children;
+	parent->children = c;
+	parent->nr_children++;
+	return c;
+}
+
+static void fg_node__account(struct fg_node *node, int cls, u64 count)
+{
+	node->total += count;
+	node->cls[cls] += count;
+}
+
+int blocked_fg__add_stack(struct blocked_fg *fg, const char * const *frames,
+			  int nr, int cls, u64 count)
+{
+	struct fg_node *node = &fg->root;
+	int i, depth = 0;
+
+	if (cls < 0 || cls >= BLOCKED__NR || !count)
+		return -EINVAL;
+
+	fg_node__account(node, cls, count);
+	for (i = 0; i < nr; i++) {
+		if (!frames[i] || !frames[i][0])
+			continue;
+		node = fg_node__child(node, frames[i]);
+		if (!node)
+			return -ENOMEM;
+		fg_node__account(node, cls, count);
+		depth++;
+	}
+	if (class_frame[cls]) {
+		node = fg_node__child(node, class_frame[cls]);
+		if (!node)
+			return -ENOMEM;
+		fg_node__account(node, cls, count);
+		depth++;
+	}
+	node->self += count;
+	if (depth > fg->max_depth)
+		fg->max_depth = depth;
+	return 0;
+}
+
+static const char *frame_name(struct map *map, struct symbol *sym, u64 ip,
+			      char *buf, size_t size)
+{
+	if (sym)
+		return sym->name;
+	if (map && map->dso) {
+		snprintf(buf, size, "[%s]", map->dso->short_name);
+		return buf;
+	}
+	snprintf(buf, size, "[unknown 0x%" PRIx64 "]", ip);
+	return buf;
+}
+
+int blocked_fg__add_sample(struct blocked_fg *fg, struct perf_sample *sample,
+			   struct evsel *evsel, struct addr_location *al,
+			   int max_stack)
+{
+	char *names[FG_MAX_DEPTH + 1];
+	const char *frames[FG_MAX_DEPTH + 1];
+	char buf[64];
+	int nr = 0, i, err;
+
+	if (symbol_conf.use_callchain && sample->callchain &&
+	    thread__resolve_callchain(al->thread, &callchain_cursor, evsel,
+				      sample, NULL, NULL, max_stack) == 0) {
+		struct callchain_cursor_node *node;
+
+		/* the cursor runs from the leaf to the outermost caller */
+		callchain_cursor_commit(&callchain_cursor);
+		while ((node = callchain_cursor_current(&callchain_cursor)) &&
+		       nr < FG_MAX_DEPTH) {
+			names[nr] = strdup(frame_name(node->ms.map, node->ms.sym,
+						      node->ip, buf, sizeof(buf)));
+			if (!names[nr])
+				goto out_enomem;
+			nr++;
+			callchain_cursor_advance(&callchain_cursor);
+		}
+	}
+	if (nr == 0) {
+		names[nr] = strdup(frame_name(al->map, al->sym, sample->ip,
+					      buf, sizeof(buf)));
+		if (!names[nr])
+			goto out_enomem;
+		nr++;
+	}
+
+	frames[0] = thread__comm_str(al->thread) ?: "[unknown]";
+	for (i = 0; i < nr; i++)
+		frames[i + 1] = names[nr - 1 - i];
+	err = blocked_fg__add_stack(fg, frames, nr + 1, sample->blocked,
+				    blocked__points(sample->points));
+	for (i = 0; i < nr; i++)
+		free(names[i]);
+	return err;
+
+out_enomem:
+	for (i = 0; i < nr; i++)
+		free(names[i]);
+	return -ENOMEM;
+}
+
+u64 blocked_fg__total(const struct blocked_fg *fg)
+{
+	return fg->root.total;
+}
+
+u64 blocked_fg__class_total(const struct blocked_fg *fg, int cls)
+{
+	if (cls < 0 || cls >= BLOCKED__NR)
+		return 0;
+	return fg->root.cls[cls];
+}
+
+/* --- folded output --------------------------------------------------------- */
+
+static int fg_node__fprintf_folded(struct fg_node *node, char *path,
+				   size_t len, size_t size, FILE *fp)
+{
+	struct fg_node *c;
+	size_t n;
+
+	if (node->self)
+		fprintf(fp, "%.*s %" PRIu64 "\n", (int)len, path, node->self);
+
+	for (c = node->children; c; c = c->next) {
+		n = strlen(c->name);
+		if (len + n + 2 > size)
+			return -ENAMETOOLONG;
+		if (len)
+			path[len] = ';';
+		memcpy(path + len + !!len, c->name, n);
+		if (fg_node__fprintf_folded(c, path, len + !!len + n, size, fp))
+			return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+int blocked_fg__fprintf_folded(struct blocked_fg *fg, FILE *fp)
+{
+	size_t size = 1 << 20;
+	char *path = malloc(size);
+	int err;
+
+	if (!path)
+		return -ENOMEM;
+	err = fg_node__fprintf_folded(&fg->root, path, 0, size, fp);
+	free(path);
+	return err;
+}
+
+/* --- SVG ----------------------------------------------------------------- */
+
+static int fg_node__cmp_name(const void *a, const void *b)
+{
+	const struct fg_node *l = *(const struct fg_node * const *)a;
+	const struct fg_node *r = *(const struct fg_node * const *)b;
+
+	return strcmp(l->name, r->name);
+}
+
+static int fg_node__class(const struct fg_node *node)
+{
+	int i, best = BLOCKED_ONCPU;
+
+	for (i = 1; i < BLOCKED__NR; i++) {
+		if (node->cls[i] > node->cls[best])
+			best = i;
+	}
+	return best;
+}
+
+static unsigned int fg_hash(const char *s)
+{
+	unsigned int h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* on-CPU is warm (red..yellow), each off-CPU class has a cold palette */
+static void fg_color(int cls, const char *name, int *r, int *g, int *b)
+{
+	unsigned int h = fg_hash(name);
+	int v1 = h % 64, v2 = (h >> 8) % 64;
+
+	switch (cls) {
+	case BLOCKED_IO:	/* blue */
+		*r = 40 + v1 / 2;  *g = 90 + v2;      *b = 210 + v1 / 2;
+		break;
+	case BLOCKED_LOCK:	/* purple */
+		*r = 150 + v1;     *g = 70 + v2 / 2;  *b = 200 + v2 / 2;
+		break;
+	case BLOCKED_SCHED:	/* green */
+		*r = 60 + v1 / 2;  *g = 170 + v2;     *b = 80 + v1 / 2;
+		break;
+	case BLOCKED_OTHER:	/* grey-aqua */
+		*r = 110 + v1 / 2; *g = 170 + v2 / 2; *b = 180 + v1 / 2;
+		break;
+	default:		/* warm */
+		*r = 205 + v1 * 50 / 64; *g = (h >> 16) % 200; *b = v2 * 55 / 64;
+		break;
+	}
+}
+
+static void fg_escape(FILE *fp, const char *s, size_t max)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i < max; i++) {
+		switch (s[i]) {
+		case '&':  fputs("&amp;", fp); break;
+		case '<':  fputs("&lt;", fp); break;
+		case '>':  fputs("&gt;", fp); break;
+		case '"':  fputs("&quot;", fp); break;
+		case '\'': fputs("&apos;", fp); break;
+		default:
+			if ((unsigned char)s[i] < 0x20)
+				fputc('?', fp);
+			else
+				fputc(s[i], fp);
+		}
+	}
+}
+
+struct fg_svg {
+	FILE	*fp;
+	double	scale;		/* pixels per sampling point */
+	u64	grand_total;
+	int	height;
+	int	frames;
+};
+
+static int fg_node__svg(struct fg_svg *svg, struct fg_node *node, double x,
+			int depth)
+{
+	struct fg_node **kids, *c;
+	double w = node->total * svg->scale, y;
+	int r, g, b, cls, i, n = 0, err = 0;
+	size_t chars;
+
+	if (w < FG_MIN_W)
+		return 0;
+
+	y = svg->height - FG_PAD_BOTTOM - (depth + 1) * FG_FRAME_H;
+	cls = fg_node__class(node);
+	fg_color(cls, node->name, &r, &g, &b);
+
+	fputs("<g><title>", svg->fp);
+	fg_escape(svg->fp, node->name, 4096);
+	fprintf(svg->fp, " (%" PRIu64 " samples, %.2f%%",
+		node->total, 100.0 * node->total / svg->grand_total);
+	for (i = 0; i < BLOCKED__NR; i++) {
+		if (node->cls[i])
+			fprintf(svg->fp, "; %s %.1f%%", blocked__name(i),
+				100.0 * node->cls[i] / node->total);
+	}
+	fprintf(svg->fp, ")</title><rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\"/>",
+		blocked__name(cls), x, y, w, FG_FRAME_H - 1, r, g, b);
+	chars = (size_t)((w - 6) / FG_FONT_W);
+	if (chars >= 3) {
+		fprintf(svg->fp, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + 11.5);
+		if (strlen(node->name) <= chars) {
+			fg_escape(svg->fp, node->name, chars);
+		} else {
+			fg_escape(svg->fp, node->name, chars - 2);
+			fputs("..", svg->fp);
+		}
+		fputs("</text>", svg->fp);
+	}
+	fputs("</g>\n", svg->fp);
+	svg->frames++;
+
+	if (!node->nr_children)
+		return 0;
+	kids = calloc(node->nr_children, sizeof(*kids));
+	if (!kids)
+		return -ENOMEM;
+	for (c = node->children; c; c = c->next)
+		kids[n++] = c;
+	qsort(kids, n, sizeof(*kids), fg_node__cmp_name);
+	for (i = 0; i < n && !err; i++) {
+		err = fg_node__svg(svg, kids[i], x, depth + 1);
+		x += kids[i]->total * svg->scale;
+	}
+	free(kids);
+	return err;
+}
+
+int blocked_fg__write_svg(struct blocked_fg *fg, FILE *fp, const char *title)
+{
+	static const int legend[] = {
+		BLOCKED_ONCPU, BLOCKED_IO, BLOCKED_LOCK, BLOCKED_SCHED, BLOCKED_OTHER,
+	};
+	struct fg_svg svg = { .fp = fp, };
+	int i, err;
+	double lx = FG_PAD_SIDE;
+
+	if (!fg->root.total)
+		return -ENODATA;
+
+	svg.height = FG_PAD_TOP + FG_PAD_BOTTOM + (fg->max_depth + 1) * FG_FRAME_H;
+	svg.grand_total = fg->root.total;
+	svg.scale = (double)(FG_WIDTH - 2 * FG_PAD_SIDE) / fg->root.total;
+
+	fprintf(fp, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\">\n"
+		"<style>text { font-family: monospace; font-size: 11px; fill: #000; } "
+		"rect:hover { stroke: #000; stroke-width: 0.5; } "
+		".title { font-size: 16px; text-anchor: middle; } "
+		".note { font-size: 11px; fill: #444; }</style>\n"
+		"<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f4\"/>\n",
+		FG_WIDTH, svg.height, FG_WIDTH, svg.height);
+	fprintf(fp, "<text class=\"title\" x=\"%d\" y=\"24\">", FG_WIDTH / 2);
+	fg_escape(fp, title ?: "Hot/cold flame graph", 200);
+	fprintf(fp, "</text>\n<text class=\"note\" x=\"%d\" y=\"44\">%" PRIu64
+		" sampling points; width = time on and off CPU; colour = where most of a frame's time went:</text>\n",
+		FG_PAD_SIDE, fg->root.total);
+
+	/* legend, with each class's share */
+	lx = FG_WIDTH / 2 + 30;
+	for (i = 0; i < (int)ARRAY_SIZE(legend); i++) {
+		int r, g, b, cls = legend[i];
+
+		fg_color(cls, "legend", &r, &g, &b);
+		fprintf(fp, "<rect x=\"%.0f\" y=\"34\" width=\"12\" height=\"12\" fill=\"rgb(%d,%d,%d)\"/>"
+			"<text class=\"note\" x=\"%.0f\" y=\"44\">%s %.1f%%</text>\n",
+			lx, r, g, b, lx + 15, blocked__name(cls),
+			100.0 * fg->root.cls[cls] / fg->root.total);
+		lx += 105;
+	}
+
+	err = fg_node__svg(&svg, &fg->root, FG_PAD_SIDE, 0);
+	fprintf(fp, "</svg>\n");
+	if (err)
+		return err;
+	return ferror(fp) ? -EIO : 0;
+}
