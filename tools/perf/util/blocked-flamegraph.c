@@ -304,20 +304,48 @@ static void fg_color(int cls, const char *name, int *r, int *g, int *b)
 
 	switch (cls) {
 	case BLOCKED_IO:	/* blue */
-		*r = 40 + v1 / 2;  *g = 90 + v2;      *b = 210 + v1 / 2;
+		*r = 40 + v1 / 2;
+		*g = 90 + v2;
+		*b = 210 + v1 / 2;
 		break;
 	case BLOCKED_LOCK:	/* purple */
-		*r = 150 + v1;     *g = 70 + v2 / 2;  *b = 200 + v2 / 2;
+		*r = 150 + v1;
+		*g = 70 + v2 / 2;
+		*b = 200 + v2 / 2;
 		break;
 	case BLOCKED_SCHED:	/* green */
-		*r = 60 + v1 / 2;  *g = 170 + v2;     *b = 80 + v1 / 2;
+		*r = 60 + v1 / 2;
+		*g = 170 + v2;
+		*b = 80 + v1 / 2;
 		break;
 	case BLOCKED_OTHER:	/* grey-aqua */
-		*r = 110 + v1 / 2; *g = 170 + v2 / 2; *b = 180 + v1 / 2;
+		*r = 110 + v1 / 2;
+		*g = 170 + v2 / 2;
+		*b = 180 + v1 / 2;
 		break;
 	default:		/* warm */
-		*r = 205 + v1 * 50 / 64; *g = (h >> 16) % 200; *b = v2 * 55 / 64;
+		*r = 205 + v1 * 50 / 64;
+		*g = (h >> 16) % 200;
+		*b = v2 * 55 / 64;
 		break;
+	}
+}
+
+static const char *fg_entity(char c)
+{
+	switch (c) {
+	case '&':
+		return "&amp;";
+	case '<':
+		return "&lt;";
+	case '>':
+		return "&gt;";
+	case '"':
+		return "&quot;";
+	case '\'':
+		return "&apos;";
+	default:
+		return NULL;
 	}
 }
 
@@ -326,18 +354,14 @@ static void fg_escape(FILE *fp, const char *s, size_t max)
 	size_t i;
 
 	for (i = 0; s[i] && i < max; i++) {
-		switch (s[i]) {
-		case '&':  fputs("&amp;", fp); break;
-		case '<':  fputs("&lt;", fp); break;
-		case '>':  fputs("&gt;", fp); break;
-		case '"':  fputs("&quot;", fp); break;
-		case '\'': fputs("&apos;", fp); break;
-		default:
-			if ((unsigned char)s[i] < 0x20)
-				fputc('?', fp);
-			else
-				fputc(s[i], fp);
-		}
+		const char *ent = fg_entity(s[i]);
+
+		if (ent)
+			fputs(ent, fp);
+		else if ((unsigned char)s[i] < 0x20)
+			fputc('?', fp);
+		else
+			fputc(s[i], fp);
 	}
 }
 

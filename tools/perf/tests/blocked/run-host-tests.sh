@@ -1,0 +1,242 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host tests of bperf: no kernel with blocked samples is needed.
+#
+#   tools/perf/tests/blocked/run-host-tests.sh [BPERF]
+#
+# BPERF defaults to build/bperf/bperf of the repository.  Stock perf
+# (/usr/bin/perf, Debian's linux-perf 6.1, or $STOCK_PERF) is used for the
+# compatibility and diff tests.  Prints one "ok"/"FAIL" line per check and a
+# final "N passed, N failed"; exits 1 when anything failed.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../../.." && pwd)
+BPERF=${1:-${BPERF:-$repo/build/bperf/bperf}}
+STOCK=${STOCK_PERF:-/usr/bin/perf}
+MK="python3 $here/mkblocked.py"
+T=$(mktemp -d /tmp/bperf-host.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+
+ok()   { pass=$((pass + 1)); echo "ok   $*"; }
+bad()  { fail=$((fail + 1)); echo "FAIL $*"; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+# sig CMD...: run CMD (output discarded, 60 s limit), print the signal that
+# killed it or 0 (perf exits with negative errnos, so $? > 128 is ambiguous)
+sig() {
+	python3 -c 'import subprocess, sys
+try:
+    r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=60)
+    print(-r.returncode if r.returncode < 0 else 0)
+except subprocess.TimeoutExpired:
+    print("timeout")' "$@"
+}
+
+[ -x "$BPERF" ] || { echo "no bperf binary at $BPERF (run scripts/build-bperf.sh)"; echo "0 passed, 1 failed"; exit 1; }
+if [ -x "$STOCK" ] && "$STOCK" version >/dev/null 2>&1; then have_stock=1; else have_stock=0; fi
+cd "$T"
+# perf report ends --stdio output with a random tip: drop it before comparing
+notip() { grep -v '^# (Tip:'; }
+
+# --- 1. bperf test suites -----------------------------------------------------
+out=$("$BPERF" test 'Blocked samples' 2>&1)
+n_ok=$(grep -c ': Ok$' <<<"$out")
+check "bperf test: the 3 blocked sample suites pass ($n_ok/3)" [ "$n_ok" -eq 3 ]
+grep -v ': Ok$' <<<"$out" | grep -i 'blocked' | sed 's/^/     /'
+for s in 'Sort output of hist entries' 'Cumulate child hist entries' \
+	 'Filter hist entries' 'Match and link multiple hists' 'Sample parsing'; do
+	out=$("$BPERF" test "$s" 2>&1)
+	check "bperf test: '$s' still passes" grep -q ': Ok$' <<<"$out"
+done
+
+# --- 2. a workload with frame pointers ----------------------------------------
+cat >work.c <<'EOF'
+#include <stdio.h>
+#include <time.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) static void spin(long ms)
+{
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do {
+		for (int i = 0; i < 10000; i++)
+			sink += i;
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	} while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+}
+__attribute__((noinline)) static void nap(long ms)
+{
+	struct timespec ts = { 0, ms * 1000000 };
+	nanosleep(&ts, NULL);
+}
+int main(void)
+{
+	for (int i = 0; i < 5; i++) {
+		spin(40);
+		nap(20);
+	}
+	return 0;
+}
+EOF
+gcc -O1 -g -fno-omit-frame-pointer -o work work.c || { bad "compile workload"; }
+
+# bperf on this host: blocked samples are not supported, so it must say so once
+"$BPERF" record -g -o bperf.data ./work >rec.out 2>&1
+rc=$?
+n_warn=$(grep -c 'does not support blocked samples' rec.out)
+check "bperf record on a kernel without the feature: exit 0 (rc=$rc)" [ $rc -eq 0 ]
+check "bperf record: fallback explained exactly once ($n_warn)" [ "$n_warn" -eq 1 ]
+"$BPERF" evlist -v -i bperf.data >evl.out 2>&1
+check "bperf record default event: task-clock, period 1 ms, PERIOD and WEIGHT" \
+	grep -q 'task-clock.*sample_period.*1000000.*sample_type: IP|TID|TIME|CALLCHAIN|PERIOD|WEIGHT' evl.out
+"$BPERF" record --no-blocked -o noblk.data ./work >rec2.out 2>&1
+check "bperf record --no-blocked: no fallback message" \
+	[ "$(grep -c 'blocked samples' rec2.out)" -eq 0 ]
+
+# --- 3. diff test: stock perf.data through stock perf and bperf -----------------
+if [ $have_stock -eq 1 ]; then
+	"$STOCK" record -q -g -e task-clock -c 1000000 -o stock.data ./work >/dev/null 2>&1
+	for args in "--stdio" "--stdio -n --no-children" "--stdio --children" \
+		    "--stdio --sort comm,dso -n -g none" "--stdio -g caller --percent-limit 1"; do
+		"$STOCK" report -i stock.data $args 2>&1 | notip >s.out
+		"$BPERF" report -i stock.data $args 2>&1 | notip >b.out
+		check "diff: report $args on stock perf.data is identical" cmp -s s.out b.out ||
+			diff s.out b.out | head -5
+	done
+	"$STOCK" script -i stock.data >s.out 2>&1
+	"$BPERF" script -i stock.data >b.out 2>&1
+	check "diff: script on stock perf.data is identical" cmp -s s.out b.out
+	"$STOCK" report -i bperf.data --stdio 2>&1 | notip >s.out
+	"$BPERF" report -i bperf.data --stdio 2>&1 | notip >b.out
+	check "diff: bperf.data (no blocked bit) reads the same in stock perf" cmp -s s.out b.out
+else
+	bad "stock perf ($STOCK) not usable: diff tests skipped"
+fi
+
+# --- 4. blocked samples (synthesised from the recording) ------------------------
+$MK bperf.data blk.data >expect.txt || bad "mkblocked.py"
+total=$(awk '$1 == "total" { print $2 }' expect.txt)
+"$BPERF" report -i blk.data --stdio --sort blocked -n -g none 2>&1 |
+	awk '/^ +[0-9.]+%/ { sub("%", "", $1); print $NF, $1, $(NF-1) }' >rep.txt
+for cls in on-cpu io lock sched other; do
+	want=$(awk -v c=$cls '$1 == c { print $2 }' expect.txt)
+	got=$(awk -v c=$cls '$1 == c { print $3 }' rep.txt)
+	pct=$(awk -v c=$cls '$1 == c { print $2 }' rep.txt)
+	check "report --sort blocked: $cls has $want sampling points (got ${got:-none})" \
+		[ "${got:-x}" = "$want" ]
+	check "report --sort blocked: $cls share $(awk -v w=$want -v t=$total 'BEGIN { printf "%.2f", 100*w/t }')% (got ${pct:-none}%)" \
+		awk -v w="$want" -v t="$total" -v p="${pct:--1}" 'BEGIN { d = 100*w/t - p; exit !(d < 0.01 && d > -0.01) }'
+done
+"$BPERF" report -i blk.data --stdio -n -g none --no-children >r.out 2>&1
+hdr=$(sed -n 's/^# Samples: \([0-9K]*\) .*/\1/p' r.out)
+check "report header counts sampling points ($hdr for $total)" \
+	[ "$hdr" = "$total" ] || [ "$hdr" = "$((total / 1000))K" ] || [ "$hdr" = "$(( (total + 500) / 1000 ))K" ]
+for l in I L S B; do
+	check "report symbol column has [$l] rows" grep -q "\[$l\] " r.out
+done
+check "report: the same symbol on and off CPU has separate rows" \
+	bash -c "grep -q '\[\.\] spin' r.out && grep -q '\[I\] spin' r.out"
+nsum=$(awk '/^ +[0-9.]+%/ { s += $2 } END { print s }' r.out)
+check "report -n: Samples column sums to the sampling points ($nsum = $total)" [ "$nsum" = "$total" ]
+"$BPERF" report -i blk.data --stdio --sort comm,blocked -g none >cb.out 2>&1
+check "report --sort comm,blocked works" grep -q 'work *io' cb.out
+
+# children: every blocked sample's stack reaches main, so main's [I] row has
+# Children = io share
+io_pct=$(awk '$1 == "io" { print $2 }' rep.txt)
+main_io=$("$BPERF" report -i blk.data --stdio --children --sort sym -g none 2>/dev/null |
+	awk '/\[I\] main$/ { sub("%", "", $1); print $1 }')
+check "report --children: [I] main carries the io share ($main_io% ~ $io_pct%)" \
+	awk -v a="${main_io:--100}" -v b="${io_pct:-0}" 'BEGIN { exit !(a - b < 0.02 && b - a < 0.02) }'
+
+# script
+"$BPERF" script -i blk.data -F comm,tid,time,blocked 2>/dev/null >sc.out
+ssum=$(awk '{ split($NF, a, ":"); s += a[2] } END { print s }' sc.out)
+check "script -F blocked: points sum to $total (got $ssum)" [ "$ssum" = "$total" ]
+nexp=$("$BPERF" script -i blk.data -F comm,tid,time,blocked --blocked-expand 2>/dev/null | wc -l)
+check "script --blocked-expand: one line per sampling point ($nexp = $total)" [ "$nexp" = "$total" ]
+fsum=$("$BPERF" script -i blk.data --folded 2>/dev/null | awk '{ s += $NF } END { print s }')
+check "script --folded: counts sum to $total (got $fsum)" [ "$fsum" = "$total" ]
+check "script --folded: blocked stacks reach main and end in their subclass" \
+	bash -c "'$BPERF' script -i blk.data --folded 2>/dev/null | grep -q '^work;.*main;.*;\[io\] [0-9]*$'"
+"$BPERF" script -i blk.data --flamegraph fg.svg >fg.out 2>&1
+rc=$?
+check "script --flamegraph: exit 0 and an SVG" bash -c "[ $rc -eq 0 ] && head -c 200 fg.svg | grep -q '<svg'"
+python3 - fg.svg "$total" <<'EOF' && ok "flame graph: valid XML, root = $total points, all five classes coloured" || bad "flame graph content"
+import sys, xml.etree.ElementTree as E
+ns = '{http://www.w3.org/2000/svg}'
+root = E.parse(sys.argv[1]).getroot()
+titles = [g.find(ns + 'title').text for g in root.iter(ns + 'g')]
+assert titles[0].startswith('all (%s samples' % sys.argv[2]), titles[0]
+classes = set(r.get('class') for r in root.iter(ns + 'rect')) - {None}
+assert classes == {'on-cpu', 'io', 'lock', 'sched', 'other'}, classes
+EOF
+
+# --- 5. stock perf reads bperf's perf.data with blocked samples ------------------
+if [ $have_stock -eq 1 ]; then
+	"$STOCK" report -i blk.data --stdio --sort comm,dso -g none >s.out 2>&1
+	rc=$?
+	"$BPERF" report -i blk.data --stdio --sort comm,dso -g none >b.out 2>&1
+	notip <s.out >s2.out; mv s2.out s.out; notip <b.out >b2.out; mv b2.out b.out
+	check "stock perf reads a file with blocked samples (rc=$rc, no reserved-bit warning)" \
+		bash -c "[ $rc -eq 0 ] && ! grep -q 'Reserved bits' s.out"
+	check "stock perf and bperf agree on it except the weighted Samples header" \
+		bash -c "diff <(grep -v '^# Samples' s.out) <(grep -v '^# Samples' b.out) >/dev/null"
+	"$STOCK" script -i blk.data >/dev/null 2>&1
+	check "stock perf script reads it" [ $? -eq 0 ]
+fi
+
+# --- 6. bad input -----------------------------------------------------------------
+: >empty.data
+"$BPERF" report -i empty.data --stdio >o 2>&1; rc=$?
+check "empty perf.data: non-zero exit and a message (rc=$rc)" bash -c "[ $rc -ne 0 ] && [ -s o ]"
+for kind in two-bits huge-weight; do
+	$MK --corrupt=$kind bperf.data c.data >/dev/null
+	for cmd in "report --stdio" "script"; do
+		"$BPERF" $cmd -i c.data >o 2>&1 </dev/null; rc=$?
+		check "corrupt ($kind) $cmd: non-zero exit naming the problem (rc=$rc)" \
+			bash -c "[ $rc -ne 0 ] && grep -q 'corrupt blocked sample' o"
+	done
+done
+sz=$(stat -c %s blk.data)
+dend=$(python3 -c 'import struct, sys; o, n = struct.unpack_from("<2Q", open(sys.argv[1], "rb").read(), 40); print(o + n)' blk.data)
+for cut in 100 2000 $((dend / 2)) $((dend - 30)) $((sz - 100)); do
+	head -c $cut blk.data >t.data
+	"$BPERF" report -i t.data --stdio >o 2>&1; rc=$?
+	s=$(sig "$BPERF" report -i t.data --stdio)
+	if [ $cut -lt $dend ]; then
+		check "truncated to $cut bytes (data ends at $dend): no crash, non-zero exit, a message (rc=$rc)" \
+			bash -c "[ $rc -ne 0 ] && [ $s = 0 ] && [ -s o ]"
+	else
+		check "truncated to $cut bytes (header features cut): no crash (rc=$rc)" [ "$s" = 0 ]
+	fi
+done
+python3 "$here/fuzz.py" blk.data mutants 40 7
+n_crash=0
+for m in mutants/*.data; do
+	for cmd in "report --stdio" "script" "script --folded"; do
+		s=$(sig "$BPERF" $cmd -i "$m")
+		if [ "$s" != 0 ]; then
+			n_crash=$((n_crash + 1)); echo "     crash: bperf $cmd -i $m (signal $s)"
+			cp "$m" "/tmp/bperf-crash-$(basename "$m")"
+		fi
+	done
+done
+check "fuzz: 40 mutants x 3 commands, no crash ($n_crash crashes)" [ $n_crash -eq 0 ]
+
+# --- 7. other commands keep working --------------------------------------------------
+check "bperf stat" bash -c "'$BPERF' stat -e task-clock -x, ./work 2>&1 | grep -q task-clock"
+check "bperf annotate" bash -c "'$BPERF' annotate -i bperf.data --stdio spin 2>/dev/null | grep -q 'Percent'"
+check "bperf bench" bash -c "'$BPERF' bench sched pipe -l 2000 >/dev/null 2>&1"
+check "bperf report --header-only" bash -c "'$BPERF' report -i blk.data --header-only 2>&1 | grep -q 'event : name = task-clock'"
+check "bperf version --build-options: libunwind, libdw, slang on, libbfd off" \
+	bash -c "'$BPERF' version --build-options | grep -q 'libunwind: \[ on' &&
+		 '$BPERF' version --build-options | grep -q 'libdw-dwarf-unwind: \[ on' &&
+		 '$BPERF' version --build-options | grep -q 'libslang: \[ on' &&
+		 '$BPERF' version --build-options | grep -q 'libbfd: \[ OFF'"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
