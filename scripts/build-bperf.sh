@@ -25,12 +25,15 @@ JOBS=${JOBS:-2}
 need make make
 need gcc gcc
 need patch patch
-for hdr in libelf.h elfutils/libdw.h libunwind.h slang.h zlib.h; do
-	[ -e "/usr/include/$hdr" ] || [ -e "/usr/include/slang/$hdr" ] ||
-		die "/usr/include/$hdr missing; install: apt-get install -y libelf-dev libdw-dev libunwind-dev libslang2-dev zlib1g-dev libtraceevent-dev (or run 'make deps')"
+# headers of the libraries bperf links with (multiarch paths included)
+for hdr in libelf.h elfutils/libdw.h libunwind.h slang.h zlib.h traceevent/event-parse.h; do
+	found=
+	for d in /usr/include /usr/include/*-linux-gnu /usr/include/slang; do
+		[ -e "$d/$hdr" ] && found=1 && break
+	done
+	[ -n "$found" ] ||
+		die "$hdr not found; install: apt-get install -y libelf-dev libdw-dev libunwind-dev libslang2-dev zlib1g-dev libtraceevent-dev (or run 'make deps')"
 done
-[ -e /usr/include/traceevent/event-parse.h ] ||
-	die "libtraceevent headers missing; install: apt-get install -y libtraceevent-dev"
 
 if [ -x "$REPO/scripts/prepare-tree.sh" ] && [ -z "${BPERF_OWN_TREE:-}" ]; then
 	"$REPO/scripts/prepare-tree.sh" >&2

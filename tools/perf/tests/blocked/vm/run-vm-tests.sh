@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# bperf tests that need a kernel with blocked samples (run inside the VM):
+#
+#   scripts/run-vm.sh -- tools/perf/tests/blocked/vm/run-vm-tests.sh
+#
+# Environment: BPERF (default build/bperf/bperf of the repository), SCALE
+# (ms per phase of the workload, default 400), DEVICE (block device or file
+# on a real disk for O_DIRECT reads, default /dev/vda), OUT (directory for
+# the flame graph and reports, default build/vm-scratch/bperf).
+#
+# Records tests/blocked/vm/phases.c (compute, sleep, O_DIRECT reads, a held
+# mutex, an oversubscribed CPU), which measures the time it spends in each
+# phase itself, and checks bperf against it:
+#   - each class's share of ph-main's time in `bperf report --sort
+#     comm,blocked` is within 5 points of the program's own measurement;
+#   - the top [I] symbol is on the read path;
+#   - with --call-graph dwarf (Debian's glibc, no frame pointers) the user
+#     callchain of blocked samples reaches main;
+#   - `bperf record sleep 2` reports about 2000 samples.
+# Prints "N passed, N failed"; exits 1 on failure.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../../../.." && pwd)
+BPERF=${BPERF:-$repo/build/bperf/bperf}
+SCALE=${SCALE:-400}
+DEVICE=${DEVICE:-/dev/vda}
+OUT=${OUT:-$repo/build/vm-scratch/bperf}
+TOL=${TOL:-5}
+T=$(mktemp -d /tmp/bperf-vm.XXXXXX)
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); echo "ok   $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+finish() { echo "$pass passed, $fail failed"; [ $fail -eq 0 ]; exit $?; }
+
+mkdir -p "$OUT" 2>/dev/null || OUT=$T
+cd "$T" || exit 1
+[ -x "$BPERF" ] || { bad "no bperf at $BPERF (scripts/build-bperf.sh)"; finish; }
+gcc -O1 -g -pthread -o phases "$here/phases.c" || { bad "compile phases.c"; finish; }
+
+# --- the kernel must support blocked samples --------------------------------
+"$BPERF" record -o probe.data true >probe.out 2>&1
+if grep -q 'does not support blocked samples' probe.out; then
+	bad "kernel $(uname -r) has no blocked samples (boot the patched kernel)"
+	finish
+fi
+check "kernel $(uname -r) accepts attr.blocked" \
+	bash -c "'$BPERF' evlist -v -i probe.data | grep -q 'blocked: 1'"
+
+# --- sleep 2: about 2000 sampling points ------------------------------------
+"$BPERF" record -o sleep.data sleep 2 >sleep.out 2>&1
+n=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' sleep.out)
+check "record sleep 2: 'Captured ... (${n:-?} samples)' within 10% of 2000" \
+	bash -c "[ -n '$n' ] && [ $n -ge 1800 ] && [ $n -le 2200 ]"
+
+# --- phases: shares per class -------------------------------------------------
+"$BPERF" record -g -o ph.data ./phases -s "$SCALE" -d "$DEVICE" >expect.txt 2>ph.err
+rc=$?
+check "record phases (rc=$rc)" [ $rc -eq 0 ]
+cat expect.txt
+"$BPERF" report -i ph.data --stdio --sort comm,blocked -n -g none 2>/dev/null >cb.txt
+cp cb.txt "$OUT/phases-comm-blocked.txt" 2>/dev/null
+# rows: "  12.34%  1234  ph-main  io"
+awk '$3 == "ph-main" { print $4, $2 }' cb.txt >got.txt
+tot=$(awk '{ s += $2 } END { print s + 0 }' got.txt)
+etot=$(awk '$1 == "expect" && $2 == "total" { print $3 }' expect.txt)
+check "ph-main's sampling points ($tot) match its wall time (${etot} ms) within 5%" \
+	awk -v a="$tot" -v b="${etot:-0}" 'BEGIN { exit !(b > 0 && a > 0.95 * b && a < 1.05 * b) }'
+for cls in on-cpu io lock sched other; do
+	want=$(awk -v c=$cls '$1 == "expect" && $2 == c { print $3 }' expect.txt)
+	got=$(awk -v c=$cls '$1 == c { print $2 }' got.txt)
+	line=$(awk -v w="${want:-0}" -v t="${etot:-1}" -v g="${got:-0}" -v n="$tot" \
+		'BEGIN { printf "%.1f %.1f", 100 * w / t, (n ? 100 * g / n : 0) }')
+	set -- $line
+	check "share of $cls: program measured $1%, bperf says $2% (tolerance $TOL points)" \
+		awk -v a="$1" -v b="$2" -v t="$TOL" 'BEGIN { d = a - b; exit !(d <= t && -d <= t) }'
+done
+
+# --- the top [I] symbol is on the read path -----------------------------------
+"$BPERF" report -i ph.data --stdio --no-children --comms ph-main --sort sym -g none 2>/dev/null >sym.txt
+cp sym.txt "$OUT/phases-sym.txt" 2>/dev/null
+top_io=$(awk '/\[I\]/ { print $NF; exit }' sym.txt)
+check "top [I] symbol '${top_io:-none}' is on the read path" \
+	bash -c "echo '${top_io:-}' | grep -Eiq 'read|blkdev|direct_?io|dio|iomap|submit_bio'"
+
+# --- flame graph --------------------------------------------------------------
+"$BPERF" script -i ph.data --flamegraph "$OUT/phases-flamegraph.svg" >fg.out 2>&1
+check "flame graph written to $OUT/phases-flamegraph.svg" \
+	bash -c "grep -q 'Wrote flame graph' fg.out && [ -s '$OUT/phases-flamegraph.svg' ]"
+
+# --- dwarf unwinding of blocked samples reaches main ---------------------------
+"$BPERF" record --call-graph dwarf -o dw.data ./phases -s $((SCALE / 2)) -d "$DEVICE" >/dev/null 2>&1
+"$BPERF" script -i dw.data --folded 2>/dev/null | grep '^ph-main;' >folded.txt
+read -r blk reach <<<"$(awk '/;\[(io|lock|sched|other)\] [0-9]+$/ {
+	b += $NF; if ($0 ~ /;main;/) r += $NF } END { print b + 0, r + 0 }' folded.txt)"
+check "dwarf: blocked points of ph-main whose user stack reaches main: $reach of $blk (>= 90%)" \
+	awk -v b="$blk" -v r="$reach" 'BEGIN { exit !(b > 0 && r >= 0.9 * b) }'
+for cls in io lock other; do
+	check "dwarf: some [$cls] stack goes main -> phase_*" \
+		grep -Eq ";main;phase_[a-z]+;.*\[$cls\] [0-9]+$" folded.txt
+done
+
+rm -rf "$T"
+finish
