@@ -53,6 +53,8 @@ static char main_exe[PATH_MAX];
 static char **scanned;
 static int nscanned;
 static int objects_in_scope, objects_with_lines;
+static size_t rows_seen;
+static char example_src[256];
 
 /* interned files and lines: simple open hashing */
 struct file_ent {
@@ -282,8 +284,12 @@ static size_t scan_dwarf(Dwarf *dw, uint64_t bias)
 				snprintf(path, sizeof(path), "%s", src);
 			normalize(path);
 			fe = intern_file(path);
-			if (!fe->in_scope)
+			rows_seen++;
+			if (!fe->in_scope) {
+				if (!example_src[0] && !strstr(path, "/usr/"))
+					snprintf(example_src, sizeof(example_src), "%s", path);
 				continue;
+			}
 			idx = intern_line(fe->name, lineno);
 			if (idx < 0)
 				continue;
@@ -549,6 +555,13 @@ int linemap_init(void)
 		bcoz_msg("error: no loaded object matches the binary scope (-b %s); main executable "
 			 "is %s. Fix: pass -b with a %%-pattern that matches it, or -b MAIN\n",
 			 bs && *bs ? bs : "MAIN", main_exe);
+		return -1;
+	}
+	if (rows_seen && !atomic_load(&nlines)) {
+		bcoz_msg("error: the in-scope binaries have debug info, but no source file "
+			 "matches the source scope (-s %s)%s%s. Fix: use a %%-pattern such as "
+			 "-s '%%/myproject/%%'\n", ss && *ss ? ss : "%",
+			 example_src[0] ? "; e.g. " : "", example_src);
 		return -1;
 	}
 	if (!objects_with_lines || !atomic_load(&nlines)) {

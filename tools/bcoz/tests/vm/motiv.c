@@ -11,7 +11,8 @@
  * The work is calibrated at start-up against the measured I/O time, so the
  * cases keep their meaning under KVM, TCG or on a fast host.
  *
- *   motiv PATH CASE SECONDS
+ *   motiv PATH CASE SECONDS [ROUNDS]
+ * SECONDS 0 means: run exactly ROUNDS iterations (fixed work, for benchmarks).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,7 +36,7 @@ static long light_iters, heavy_iters;
 static pthread_barrier_t bar;
 static volatile int stop;
 static double seconds;
-static long rounds;
+static long rounds, max_rounds;
 
 static double now(void)
 {
@@ -80,7 +81,7 @@ static void *thread1(void *arg)
 	for (long it = 0;; it++) {
 		compute_light(light_iters);
 		do_io(it);
-		if (now() - t0 > seconds)
+		if (seconds > 0 ? now() - t0 > seconds : it + 1 >= max_rounds)
 			stop = 1;
 		pthread_barrier_wait(&bar);
 		COZ_PROGRESS; /* PROGRESS */
@@ -95,10 +96,13 @@ static void *thread1(void *arg)
 static void *thread2(void *arg)
 {
 	for (;;) {
+		int last;
+
 		compute_heavy(heavy_iters);
 		pthread_barrier_wait(&bar);
+		last = stop;	/* set before the first barrier, stable until the second */
 		pthread_barrier_wait(&bar);
-		if (stop)
+		if (last)
 			break;
 	}
 	return arg;
@@ -111,11 +115,12 @@ int main(int argc, char **argv)
 	int cs;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: motiv PATH CASE(1|2) SECONDS\n");
+		fprintf(stderr, "usage: motiv PATH CASE(1|2) SECONDS [ROUNDS]\n");
 		return 2;
 	}
 	cs = atoi(argv[2]);
 	seconds = atof(argv[3]);
+	max_rounds = argc > 4 ? atol(argv[4]) : 1000;
 	fd = open(argv[1], O_RDWR | O_CREAT | O_DIRECT, 0600);
 	if (fd < 0 && errno == EINVAL) {
 		fprintf(stderr, "motiv: O_DIRECT not supported on %s, using O_DSYNC\n", argv[1]);
