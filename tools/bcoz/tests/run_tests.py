@@ -171,15 +171,18 @@ def t_auto_selection():
 def t_end_to_end():
     line = marker_line("toy.c", "LOOP_A")
     p = prof("e2e.coz")
-    for s in ("0", "50", "0", "50"):
+    # one experiment per run: runs at 0 % and 50 % alternate so load drift
+    # between runs hits both levels; separate runs are noisier, hence +-25
+    levels = ("0", "50") * 3
+    for s in levels:
         rc, out, err, dt = run(["-o", p, "--end-to-end", "--fixed-line", line,
-                                "--fixed-speedup", s], [prog("toy"), n(40), "2000000"])
+                                "--fixed-speedup", s], [prog("toy"), n(30), "2000000"])
         assert rc == 0, err
     exps, _, runs = B.read_profile(p)
-    assert runs == 4 and len(exps) == 4, (runs, len(exps))
+    assert runs == len(levels) and len(exps) == len(levels), (runs, len(exps))
     assert all(e["points"][0]["name"] == "end-to-end" for e in exps)
     c = curve(p, line)
-    check_near(c, 50, 50, 20)
+    check_near(c, 50, 50, 25)
     return fmt(c)
 
 

@@ -59,7 +59,8 @@ def test_appended_runs_aggregate():
         text += "startup\ttime=%d\n" % run
         text += exp("x.c:9", 0.0, 1000 + 100 * run, [("t", "p", 10)])
         text += exp("x.c:9", 1.0, 500, [("t", "p", 10)])
-        text += "runtime\ttime=5\nsamples\tlocation=x.c:9\tcount=7\n"
+        text += "runtime\ttime=5\nsamples\tlocation=x.c:9\tcount=3\n"
+        text += "runtime\ttime=9\nsamples\tlocation=x.c:9\tcount=7\n"   # cumulative
     exps, samples, runs = B.parse_profile(text)
     assert runs == 3 and samples["x.c:9"] == 21
     sp = B.analyse(exps)[0]["speedups"]
