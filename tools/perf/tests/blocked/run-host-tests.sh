@@ -214,6 +214,10 @@ for cut in 100 2000 $((dend / 2)) $((dend - 30)) $((sz - 100)); do
 		check "truncated to $cut bytes (header features cut): no crash (rc=$rc)" [ "$s" = 0 ]
 	fi
 done
+head -c $((dend / 2)) blk.data >t.data
+"$BPERF" script -i t.data >/dev/null 2>o; rc=$?
+check "truncated data section: script exits non-zero (rc=$rc) saying the file is truncated" \
+	bash -c "[ $rc -ne 0 ] && grep -q 'is truncated' o"
 python3 "$here/fuzz.py" blk.data mutants 40 7
 n_crash=0
 for m in mutants/*.data; do

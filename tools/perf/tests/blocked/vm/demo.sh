@@ -32,6 +32,8 @@ mkdir -p "$OUT" 2>/dev/null || OUT=$T
 gcc -O1 -g -fno-omit-frame-pointer -pthread -I"$repo/tools/bcoz/include" \
 	-o "$T/motiv" "$src" || { echo "demo: cannot compile $src"; exit 1; }
 cd "$T" || exit 1
+# the guest's root is read-only: keep perf's ~/.debug build-id cache in /tmp
+[ -w "${HOME:-/nonexistent}" ] || export HOME=$T
 
 for cs in 1 2; do
 	echo

@@ -38,6 +38,8 @@ finish() { echo "$pass passed, $fail failed"; [ $fail -eq 0 ]; exit $?; }
 
 mkdir -p "$OUT" 2>/dev/null || OUT=$T
 cd "$T" || exit 1
+# the guest's root is read-only: keep perf's ~/.debug build-id cache in /tmp
+[ -w "${HOME:-/nonexistent}" ] || export HOME=$T
 [ -x "$BPERF" ] || { bad "no bperf at $BPERF (scripts/build-bperf.sh)"; finish; }
 gcc -O1 -g -pthread -o phases "$here/phases.c" || { bad "compile phases.c"; finish; }
 
