@@ -53,6 +53,10 @@ else
 			tar -xf "$SRC_TARBALL" -C "$PRISTINE" --strip-components=1
 		fi
 	fi
+	# Assemble in a staging copy, then copy into $src only the files whose
+	# content changed, so that a re-run does not rebuild all of perf.
+	final=$src
+	src=$BUILD/perf-stage
 	log "syncing $PRISTINE -> $src"
 	mkdir -p "$src"
 	rsync -a --delete --exclude=/.git "$PRISTINE/" "$src/"
@@ -75,6 +79,9 @@ else
 		done <"$series"
 		log "applied tools/perf/patches/series"
 	fi
+	mkdir -p "$final"
+	rsync -rlpc --delete "$src/" "$final/"
+	src=$final
 fi
 
 mkdir -p "$OUT"
