@@ -90,7 +90,7 @@ if [ ! -s "$initrd" ] || [ "$REPO/scripts/vm-init.sh" -nt "$initrd" ] || [ "$bb"
 	stage=$BUILD/vm-initramfs
 	rm -rf "$stage"; mkdir -p "$stage"/{bin,dev,proc,sys,newroot}
 	cp "$bb" "$stage/bin/busybox"
-	for app in sh mount umount mkdir cat echo chroot poweroff sleep dmesg sync stty ls; do
+	for app in sh mount umount mkdir cat echo chroot poweroff sleep dmesg sync stty ls ln; do
 		ln -s busybox "$stage/bin/$app"
 	done
 	install -m 755 "$REPO/scripts/vm-init.sh" "$stage/init"
@@ -123,17 +123,19 @@ probe_kvm() {
 	fi
 	log "probing KVM (boots the kernel under -accel kvm for at most 20 s; cached in $BUILD/kvm-probe)"
 	rm -f "$plog"
-	timeout -k 5 20 "${qemu_base[@]}" -accel kvm -cpu host -smp 1 -serial "file:$plog" \
-		-append "console=ttyS0 panic=-1 vmrun.probe=1" </dev/null >/dev/null 2>&1 || true
+	# (in a subshell so that a crashing qemu does not make bash print "Aborted")
+	( timeout -k 5 20 "${qemu_base[@]}" -accel kvm -cpu host -smp 1 -serial "file:$plog" \
+		-append "console=ttyS0 panic=-1 vmrun.probe=1" </dev/null 2>"$plog.err" || true ) \
+		>/dev/null 2>&1
 	if grep -aq VM_PROBE_OK "$plog" 2>/dev/null; then
 		echo "kvm"
 	else
-		echo "tcg (KVM probe boot printed no marker within 20 s)"
+		echo "tcg (KVM probe boot printed no marker within 20 s${plog:+; qemu said: $(head -n1 "$plog.err" 2>/dev/null)})"
 	fi
 }
 if [ "$accel" = auto ]; then
 	probe=$BUILD/kvm-probe
-	if [ ! -s "$probe" ] || [ "$kernel" -nt "$probe" ]; then
+	if [ ! -s "$probe" ]; then     # a host property: probed once; rm build/kvm-probe to redo
 		probe_kvm >"$probe"
 	fi
 	accel=$(cut -d' ' -f1 "$probe")
@@ -172,7 +174,7 @@ echo 130 >"$jobdir/status"          # default: failure unless the guest says oth
 	echo "exec /bin/sh -c \"\$(cat $(shquote "$jobdir/cmd"))\""
 } >"$jobdir/run.sh"
 
-append="console=ttyS0 loglevel=7 printk.devkmsg=on panic=-1 rcupdate.rcu_cpu_stall_timeout=100"
+append="console=ttyS0 loglevel=7 printk.time=1 printk.devkmsg=on panic=-1 rcupdate.rcu_cpu_stall_timeout=100"
 append+=" vmrun.scratch=$scratch vmrun.job=$job"
 
 log "booting $(basename "$kernel") (${accel_args[1]%%,*}, $cpus CPUs, $mem, timeout ${tmo}s); log: $logfile"
@@ -196,13 +198,13 @@ wall=$(elapsed "$t0")
 	echo "### run-vm: $cmd"
 	echo "### cwd $cwd, kernel $kernel, accel ${accel_args[*]}, $cpus CPUs, $mem, qemu rc $qrc, wall ${wall}s"
 	echo "### ---- console (ttyS0) ----"
-	cat "$console" 2>/dev/null
+	cat "$console" 2>/dev/null || echo "(none)"
 	echo "### ---- command output (hvc0) ----"
-	cat "$outfile" 2>/dev/null
+	cat "$outfile" 2>/dev/null || echo "(none)"
 	echo "### ---- qemu stderr ----"
-	cat "$jobdir/qemu.err" 2>/dev/null
+	cat "$jobdir/qemu.err" 2>/dev/null || echo "(none)"
 	echo "### ---- guest dmesg ----"
-	cat "$jobdir/dmesg" 2>/dev/null
+	cat "$jobdir/dmesg" 2>/dev/null || echo "(none)"
 } >"$logfile"
 
 if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
@@ -232,8 +234,8 @@ boot_s=$(grep -a 'VM_COMMAND_START' "$console" | head -n1 | sed -n 's/^\[ *\([0-
 end_s=$(grep -a 'VM_COMMAND_END' "$console" | head -n1 | sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p')
 
 # --- console badness ------------------------------------------------------------
-bad_re='BUG:|WARNING:|Oops|Call Trace:|stall|Kernel panic|possible recursive locking|inconsistent lock state|circular locking|possible irq lock inversion|suspicious RCU usage|lock held when returning to user space|turning off the locking correctness validator|soft lockup|hard LOCKUP|blocked for more than'
-benign_re='VM_(INIT_WARNING|EXIT_STATUS|COMMAND)|RCU CPU stall warnings timeout set'
+bad_re='BUG:|WARNING:|Oops|Call Trace:|(^|[^a-z_])stalls?([^a-z_]|$)|Kernel panic|possible recursive locking|inconsistent lock state|circular locking|possible irq lock inversion|suspicious RCU usage|lock held when returning to user space|turning off the locking correctness validator|soft lockup|hard LOCKUP|blocked for more than'
+benign_re='VM_(INIT_WARNING|EXIT_STATUS|COMMAND)|RCU CPU stall warnings timeout set|ommand line:'
 bad=$(grep -aE "$bad_re" "$console" | grep -avE "$benign_re" |
 	{ if [ -n "${VM_BADNESS_IGNORE:-}" ]; then grep -avE "$VM_BADNESS_IGNORE"; else cat; fi; } || true)
 log "command exit status $rc; boot-to-command ${boot_s:-?}s, command $(awk -v a="${boot_s:-0}" -v b="${end_s:-0}" 'BEGIN{printf "%.1f", b-a}')s (guest clock), total ${wall}s wall"

@@ -50,6 +50,11 @@ mount -t sysfs sys $R/sys || fail "cannot mount /sys"
 mount -t devtmpfs dev $R/dev || fail "cannot mount devtmpfs on /dev"
 mount -t tmpfs -o mode=1777 tmp $R/tmp || fail "cannot mount tmpfs on /tmp"
 mount -t tmpfs -o mode=755 run $R/run || fail "cannot mount tmpfs on /run"
+# devtmpfs lacks the links udev would make; scripts use /dev/stdout and /dev/fd
+ln -sf /proc/self/fd $R/dev/fd
+ln -sf /proc/self/fd/0 $R/dev/stdin
+ln -sf /proc/self/fd/1 $R/dev/stdout
+ln -sf /proc/self/fd/2 $R/dev/stderr
 mkdir -p $R/dev/pts $R/dev/shm
 mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts $R/dev/pts 2>/dev/null
 mount -t tmpfs -o mode=1777 shm $R/dev/shm 2>/dev/null
