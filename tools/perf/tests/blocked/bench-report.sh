@@ -34,20 +34,25 @@ if [ -z "$data" ]; then
 	data=$T/big.data
 fi
 
-best() {	# best wall time in seconds of RUNS runs of "$@"
-	local b= t0 t1 i
+# best RUNS: the lowest wall and CPU (user + sys) seconds of RUNS runs of "$@"
+best() {
+	local i line bw= bc=
 	for i in $(seq "$RUNS"); do
-		t0=$(date +%s.%N)
-		"$@" >/dev/null 2>&1
-		t1=$(date +%s.%N)
-		b=$(awk -v a="$t0" -v c="$t1" -v b="$b" 'BEGIN { d = c - a; print (b == "" || d < b) ? d : b }')
+		line=$( { TIMEFORMAT='%R %U %S'; time "$@" >/dev/null 2>&1; } 2>&1 | tail -1)
+		read -r bw bc <<<"$(awk -v l="$line" -v bw="$bw" -v bc="$bc" 'BEGIN {
+			split(l, t, " "); w = t[1]; c = t[2] + t[3]
+			if (bw == "" || w < bw) bw = w
+			if (bc == "" || c < bc) bc = c
+			print bw, bc }')"
 	done
-	echo "$b"
+	echo "$bw $bc"
 }
 
-for args in "--stdio -g none" "--stdio --no-children"; do
-	s=$(best "$STOCK" report -i "$data" $args)
-	b=$(best "$BPERF" report -i "$data" $args)
-	awk -v s="$s" -v b="$b" -v a="$args" \
-		'BEGIN { printf "report %-24s stock %.2f s  bperf %.2f s  ratio %.3f\n", a, s, b, b / s }'
+echo "perf.data: $data ($(stat -c %s "$data") bytes), best of $RUNS runs"
+for args in "--stdio -g none" "--stdio --no-children" "--stdio --sort comm,dso -n"; do
+	read -r sw sc <<<"$(best "$STOCK" report -i "$data" $args)"
+	read -r bw bc <<<"$(best "$BPERF" report -i "$data" $args)"
+	awk -v sw="$sw" -v sc="$sc" -v bw="$bw" -v bc="$bc" -v a="$args" 'BEGIN {
+		printf "report %-28s wall: stock %.2f s bperf %.2f s ratio %.3f | cpu: stock %.2f s bperf %.2f s ratio %.3f\n",
+			a, sw, bw, bw / sw, sc, bc, bc / sc }'
 done
