@@ -21,6 +21,7 @@
 
 #define BCOZ_PERIOD_NS		1000000ULL	/* task-clock sample period: 1 ms */
 #define BCOZ_TIMER_NS		10000000ULL	/* per-thread CPU-time drain timer */
+#define BCOZ_PAUSE_TICKS	1		/* timer ticks between timer pauses */
 #define BCOZ_SPEEDUP_STEPS	20		/* 5 % steps */
 #define BCOZ_ZERO_WEIGHT	7		/* extra draws that mean 0 % */
 #define BCOZ_MIN_EXP_NS		500000000ULL	/* minimum experiment length */
@@ -66,6 +67,7 @@ struct bcoz_thread {
 	volatile int in_use;
 	volatile int pending;
 	uint64_t paused_ns;		/* sum of pauses (for the overhead split) */
+	unsigned int ticks;		/* timer ticks since the last pause */
 	uint64_t lost;
 	/* run-queue compensation (kernels without blocked samples) */
 	int sfd;

@@ -5,17 +5,31 @@
  * speeding A by s speeds the program by s up to 50 % and not at all beyond;
  * speeding B changes nothing.
  *
+ * On a shared or virtual machine the two threads may not run at the same
+ * speed, so the program also reports the CPU time each loop really took
+ * (cpu_a_ms, cpu_b_ms); the tests derive the expected curve from these.
+ *
  *   toy [rounds] [b_iterations]
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "coz.h"
 
 static volatile unsigned long sink_a, sink_b;
 static long b_iters = 10000000, rounds = 100;
 static pthread_barrier_t bar;
+static double cpu_a, cpu_b;
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 static void __attribute__((noinline)) loop_a(long n)
 {
@@ -30,7 +44,10 @@ static void __attribute__((noinline)) loop_b(long n)
 static void *thread_a(void *arg)
 {
 	for (long r = 0; r < rounds; r++) {
+		double t0 = cpu_now();
+
 		loop_a(2 * b_iters);
+		cpu_a += cpu_now() - t0;
 		pthread_barrier_wait(&bar);
 		COZ_PROGRESS; /* PROGRESS */
 	}
@@ -40,7 +57,10 @@ static void *thread_a(void *arg)
 static void *thread_b(void *arg)
 {
 	for (long r = 0; r < rounds; r++) {
+		double t0 = cpu_now();
+
 		loop_b(b_iters);
+		cpu_b += cpu_now() - t0;
 		pthread_barrier_wait(&bar);
 	}
 	return arg;
@@ -59,6 +79,6 @@ int main(int argc, char **argv)
 	pthread_create(&b, NULL, thread_b, NULL);
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
-	printf("toy: %ld rounds done\n", rounds);
+	printf("toy: %ld rounds done cpu_a_ms=%.1f cpu_b_ms=%.1f\n", rounds, cpu_a, cpu_b);
 	return 0;
 }
