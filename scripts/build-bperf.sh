@@ -4,18 +4,20 @@
 # Builds bperf: Debian 6.1's tools/perf plus the project's new files under
 # tools/perf/ and the series tools/perf/patches/series.
 #
-#   1. Source tree: if scripts/prepare-tree.sh exists it assembles build/linux
-#      (pristine tree + overlay of new files + patches/series +
-#      tools/perf/patches/series) and perf is built from there.  Otherwise (or
-#      with BPERF_OWN_TREE=1) this script does the perf part itself in
-#      build/perf-src: extract tools/ and the headers perf needs from
-#      $SRC_TARBALL, overlay tools/perf's new files, apply the perf series.
+#   1. Source tree: build/perf-src, the pristine Debian tree (extracted once
+#      by scripts/fetch-source.sh, or from $SRC_TARBALL) with tools/perf's
+#      new files overlaid and tools/perf/patches/series applied.  Only files
+#      whose content changed are rewritten, so re-runs rebuild little.  It is
+#      separate from build/linux so that building bperf never touches a
+#      kernel tree that may be building at the same time.  With
+#      BPERF_TREE=prepare, scripts/prepare-tree.sh assembles build/linux
+#      (kernel and perf series) and perf is built from there instead.
 #   2. make -C tools/perf O=build/bperf with the feature set below: libelf,
 #      libdw, libunwind, slang, zlib, libtraceevent (Debian's); no libbfd
 #      (GPLv3), no python/perl/bpf.
 #   3. build/bperf/bperf -> perf, and the path of the binary on stdout.
 #
-# Environment: JOBS (default 2), BPERF_OWN_TREE=1, SRC_TARBALL.
+# Environment: JOBS (default 2), BPERF_TREE=prepare, SRC_TARBALL.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -35,7 +37,7 @@ for hdr in libelf.h elfutils/libdw.h libunwind.h slang.h zlib.h traceevent/event
 		die "$hdr not found; install: apt-get install -y libelf-dev libdw-dev libunwind-dev libslang2-dev zlib1g-dev libtraceevent-dev (or run 'make deps')"
 done
 
-if [ -x "$REPO/scripts/prepare-tree.sh" ] && [ -z "${BPERF_OWN_TREE:-}" ]; then
+if [ "${BPERF_TREE:-}" = prepare ] && [ -x "$REPO/scripts/prepare-tree.sh" ]; then
 	"$REPO/scripts/prepare-tree.sh" >&2
 	src=$TREE
 else
