@@ -40,7 +40,7 @@ for cs in 1 2; do
 	echo "=================== case $cs ==================="
 	"$BPERF" record -g -o case$cs.data ./motiv "$DEVICE" $cs "$SECONDS_RUN" 2>&1 |
 		grep -v '^\[ perf record: Woken'
-	tids=$("$BPERF" report -i case$cs.data --stdio --sort tid -g none 2>/dev/null |
+	tids=$("$BPERF" report -i case$cs.data --stdio --no-children --sort pid -g none 2>/dev/null |
 		awk '/^ +[0-9.]+%/ { split($2, a, ":"); print a[1] }' | sort -n)
 	n=0
 	for tid in $tids; do
@@ -48,11 +48,13 @@ for cs in 1 2; do
 		[ $n -eq 1 ] && continue	# the main thread only waits for the two workers
 		echo
 		echo "--- case $cs, thread $((n - 1)) (tid $tid): where its time went"
-		"$BPERF" report -i case$cs.data --stdio --tid "$tid" --sort blocked -g none 2>/dev/null |
+		"$BPERF" report -i case$cs.data --stdio --no-children --tid "$tid" \
+			--sort pid,blocked --percentage relative -g none 2>/dev/null |
 			grep -E '^ +[0-9.]+%'
 		echo "--- case $cs, thread $((n - 1)): top symbols (self)"
-		"$BPERF" report -i case$cs.data --stdio --tid "$tid" --no-children --sort sym \
-			-g none --percent-limit 2 2>/dev/null | grep -E '^ +[0-9.]+%' | head -8
+		"$BPERF" report -i case$cs.data --stdio --no-children --tid "$tid" \
+			--sort pid,sym --percentage relative -g none --percent-limit 2 2>/dev/null |
+			grep -E '^ +[0-9.]+%' | head -8
 	done
 	"$BPERF" script -i case$cs.data --flamegraph "$OUT/motiv-case$cs.svg" 2>&1 | sed 's/^/demo: /'
 	cp case$cs.data "$OUT/" 2>/dev/null
