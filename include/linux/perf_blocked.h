@@ -33,7 +33,7 @@ enum perf_blocked_class {
 #ifdef CONFIG_PERF_BLOCKED_SAMPLES
 
 #include <linux/jump_label_ratelimit.h>
-#include <linux/sched/clock.h>
+#include <linux/timekeeping.h>
 
 extern struct static_key_false_deferred perf_blocked_key;
 
@@ -92,7 +92,7 @@ static inline void perf_blocked_wakeup(struct task_struct *p)
 	    !READ_ONCE(p->perf_event_ctxp[perf_sw_context]))
 		return;
 
-	p->blocked_wake_ts = local_clock();
+	p->blocked_wake_ts = ktime_get_mono_fast_ns();
 }
 
 /* sched_fork(): a new task has no interval in flight. */
@@ -121,13 +121,31 @@ static inline bool perf_blocked_ctx_noswap(struct perf_event_context *ctx,
 	return ctx->nr_blocked || next_ctx->nr_blocked;
 }
 
-/* On-CPU samples of a blocked event stand for one sampling point each. */
+/*
+ * The task-clock hrtimer fired for an on-CPU sample of a blocked event.
+ * The sample stands for every grid point that passed since the previous
+ * one: 1 when the timer was on time, more when its interrupt came late (a
+ * long irqs-off section, a virtual CPU that was not running).  Forwarding
+ * the timer here both counts them and keeps the grid's phase; the caller's
+ * own forward then finds nothing left to do.
+ */
 static inline void perf_blocked_oncpu_sample(struct perf_event *event,
-					     struct perf_sample_data *data)
+					     struct perf_sample_data *data,
+					     struct hrtimer *timer, u64 period)
 {
-	if (event->attr.blocked &&
-	    (event->attr.sample_type & PERF_SAMPLE_WEIGHT_TYPE)) {
-		data->weight.full = 1;
+	u64 points;
+
+	if (!event->attr.blocked)
+		return;
+
+	points = hrtimer_forward_now(timer, ns_to_ktime(period)) ?: 1;
+	data->period = points * event->hw.sample_period;
+	if (event->attr.sample_type & PERF_SAMPLE_WEIGHT) {
+		data->weight.full = points;
+		data->sample_flags |= PERF_SAMPLE_WEIGHT_TYPE;
+	} else if (event->attr.sample_type & PERF_SAMPLE_WEIGHT_STRUCT) {
+		data->weight.full = 0;
+		data->weight.var1_dw = min_t(u64, points, U32_MAX);
 		data->sample_flags |= PERF_SAMPLE_WEIGHT_TYPE;
 	}
 }
@@ -153,7 +171,8 @@ static inline bool perf_blocked_ctx_noswap(struct perf_event_context *ctx,
 }
 
 static inline void perf_blocked_oncpu_sample(struct perf_event *event,
-					     struct perf_sample_data *data) { }
+					     struct perf_sample_data *data,
+					     struct hrtimer *timer, u64 period) { }
 
 /* Tell "kernel built without it" (EOPNOTSUPP) from "bad attr" (EINVAL). */
 static inline int perf_blocked_check_attr(const struct perf_event_attr *attr)

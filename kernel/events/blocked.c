@@ -115,7 +115,8 @@ int perf_blocked_event_init(struct perf_event *event)
  */
 void perf_blocked_event_del(struct perf_event *event)
 {
-	event->hw.blocked_out = current->blocked_class ? local_clock() : 0;
+	event->hw.blocked_out = current->blocked_class ?
+				ktime_get_mono_fast_ns() : 0;
 }
 
 /* Sampling points in (0, len] when the first one is at @first. */
@@ -189,7 +190,7 @@ static void perf_blocked_limit(struct perf_callchain_entry *entry, u32 max)
 
 static void perf_blocked_output(struct perf_event *event,
 				enum perf_blocked_class class, u64 points,
-				struct pt_regs *regs,
+				u64 time, struct pt_regs *regs,
 				struct perf_callchain_entry *callchain)
 {
 	u64 sample_type = event->attr.sample_type;
@@ -199,6 +200,10 @@ static void perf_blocked_output(struct perf_event *event,
 	int err;
 
 	perf_sample_data_init(&data, 0, points * event->hw.sample_period);
+
+	/* Both samples of one interval carry its end, the switch-in. */
+	data.time = time;
+	data.sample_flags |= PERF_SAMPLE_TIME;
 
 	if (sample_type & PERF_SAMPLE_WEIGHT) {
 		data.weight.full = points;
@@ -215,7 +220,6 @@ static void perf_blocked_output(struct perf_event *event,
 	}
 
 	/* As __perf_event_output(), plus the subclass in header.misc. */
-	rcu_read_lock();
 	perf_prepare_sample(&header, &data, event, regs);
 	header.misc |= perf_blocked_misc[class];
 
@@ -229,7 +233,6 @@ static void perf_blocked_output(struct perf_event *event,
 		perf_output_sample(&handle, &header, &data, event);
 		perf_output_end(&handle);
 	}
-	rcu_read_unlock();
 }
 
 /*
@@ -292,7 +295,7 @@ void perf_blocked_event_add(struct perf_event *event)
 	enum perf_blocked_class class = current->blocked_class;
 	u64 out = hwc->blocked_out;
 	u64 period = hwc->sample_period;
-	u64 now, wake, delta, first, n, n_blocked;
+	u64 now, wake, delta, first, n, n_blocked, time;
 	struct perf_callchain_entry *callchain;
 	struct pt_regs regs;
 	s64 left;
@@ -302,10 +305,12 @@ void perf_blocked_event_add(struct perf_event *event)
 		return;
 
 	/*
-	 * The clock may be read on different CPUs at switch-out, wake-up
-	 * and switch-in: clamp instead of trusting the ordering.
+	 * CLOCK_MONOTONIC, the clock of the hrtimer that drives the on-CPU
+	 * grid, so the off-CPU points land on the same grid.  It is read on
+	 * different CPUs at switch-out, wake-up and switch-in: clamp rather
+	 * than trust the ordering.
 	 */
-	now = local_clock();
+	now = ktime_get_mono_fast_ns();
 	delta = now > out ? now - out : 0;
 
 	left = local64_read(&hwc->period_left);
@@ -331,13 +336,15 @@ void perf_blocked_event_add(struct perf_event *event)
 	if (event->attr.exclude_kernel && event->attr.exclude_user)
 		return;
 
+	/* protects the per-CPU callchain buffers until both are written */
+	rcu_read_lock();
 	callchain = perf_blocked_context(event, &regs);
-	if (!callchain)
-		return;
-
-	if (n_blocked)
-		perf_blocked_output(event, class, n_blocked, &regs, callchain);
-	if (n > n_blocked)
+	time = event->clock();
+	if (callchain && n_blocked)
+		perf_blocked_output(event, class, n_blocked, time, &regs,
+				    callchain);
+	if (callchain && n > n_blocked)
 		perf_blocked_output(event, PERF_BLOCKED_SCHED, n - n_blocked,
-				    &regs, callchain);
+				    time, &regs, callchain);
+	rcu_read_unlock();
 }
