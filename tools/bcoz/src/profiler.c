@@ -278,8 +278,9 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t weight,
  * runnable but waiting for a CPU is invisible (task-clock stops), so a line
  * that is slowed by CPU contention would be under-credited and predictions
  * shrink by the thread's CPU share.  The kernel's per-thread run_delay
- * (/proc/<tid>/schedstat) tells how long the thread waited; it is spread over
- * this batch's on-CPU samples, so the selected line gets
+ * (/proc/<tid>/schedstat, read once per timer tick) tells how long the thread
+ * waited; it is spread over the on-CPU samples drained since the previous
+ * tick, so the selected line gets
  *     speedup * run_delay_delta * hits / samples
  * extra delay.  This stands in for [S] blocked samples and is off when the
  * kernel provides real ones (or with BCOZ_NO_RUNQ=1).
@@ -316,10 +317,11 @@ static void runq_compensate(struct bcoz_thread *t)
 	rd = read_run_delay(t);
 	d = rd > t->last_run_delay ? rd - t->last_run_delay : 0;
 	t->last_run_delay = rd;
-	if (!d || !t->batch_n || !t->batch_hit || !atomic_load(&exp_active))
-		return;
-	t->local_delay += (uint64_t)((double)atomic_load(&exp_delay) / BCOZ_PERIOD_NS *
-				     (double)d * t->batch_hit / t->batch_n);
+	if (d && t->batch_n && t->batch_hit && atomic_load(&exp_active))
+		t->local_delay += (uint64_t)((double)atomic_load(&exp_delay) / BCOZ_PERIOD_NS *
+					     (double)d * t->batch_hit / t->batch_n);
+	/* the batch is every on-CPU sample drained since the previous tick */
+	t->batch_n = t->batch_hit = 0;
 }
 
 static void pause_ns(struct bcoz_thread *t, uint64_t ns)
@@ -400,9 +402,11 @@ static void process(struct bcoz_thread *t, int from_timer)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	do {
 		t->pending = 0;
-		t->batch_n = t->batch_hit = 0;
 		sampler_drain(t, on_sample);
-		runq_compensate(t);
+		/* once per timer tick: reading schedstat on every wrapped call
+		 * (each mutex, barrier, read...) would cost more than it tells */
+		if (from_timer)
+			runq_compensate(t);
 		add_delays(t, from_timer);
 	} while (t->pending);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

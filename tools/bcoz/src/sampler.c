@@ -29,6 +29,7 @@ int bcoz_blocked_supported;
 int bcoz_kernel_callchains;
 static uint64_t sample_type;
 static long page_size;
+static int use_stack = 1;	/* user regs + stack copy (see make_attr) */
 
 static int perf_open(struct perf_event_attr *a)
 {
@@ -51,9 +52,11 @@ static void make_attr(struct perf_event_attr *a, int blocked, int kernel)
 	/* a copy of the top of the user stack finds the caller of a frameless
 	 * libc syscall wrapper (pread, nanosleep...), which frame-pointer
 	 * callchains skip */
-	a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-	a->sample_regs_user = 1ULL << 7;	/* PERF_REG_X86_SP */
-	a->sample_stack_user = BCOZ_STACK_BYTES;
+	if (use_stack) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = 1ULL << 7;	/* PERF_REG_X86_SP */
+		a->sample_stack_user = BCOZ_STACK_BYTES;
+	}
 #endif
 	a->disabled = 1;
 	a->exclude_kernel = !kernel;
@@ -121,6 +124,19 @@ int sampler_probe(void)
 	/* 3. blocked samples */
 	make_attr(&a, 1, bcoz_kernel_callchains);
 	fd = force && *force == '1' ? (errno = EINVAL, -1) : perf_open(&a);
+	if (fd < 0 && errno == EINVAL && !(force && *force == '1')) {
+		/* a kernel might refuse the stack copy on blocked events: do without */
+		use_stack = 0;
+		make_attr(&a, 1, bcoz_kernel_callchains);
+		fd = perf_open(&a);
+		if (fd < 0) {
+			use_stack = 1;
+			errno = EINVAL;
+		} else {
+			bcoz_msg("note: blocked samples without a user stack copy; callers of "
+				 "frameless libc wrappers may be missed\n");
+		}
+	}
 	if (fd >= 0) {
 		bcoz_blocked_supported = 1;
 		close(fd);

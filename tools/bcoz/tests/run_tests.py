@@ -166,7 +166,7 @@ def t_toy_line_b():
     line = marker_line("toy.c", "LOOP_B")
     p = prof("toy_b.coz")
     rc, out, err, dt = run(["-o", p, "--fixed-line", line, "--speedups", "0,50"],
-                           [prog("toy"), n(150), "2000000"], rt=True)
+                           [prog("toy"), n(250), "2000000"], rt=True)
     assert rc == 0, err
     c = curve(p, line)
     a, b, truth = toy_truth(out)
@@ -190,7 +190,7 @@ def t_lock_line_o():
     line = marker_line("lock.c", "LOOP_O")
     p = prof("lock_o.coz")
     rc, out, err, dt = run(["-o", p, "--fixed-line", line, "--speedups", "0,50"],
-                           [prog("lock"), n(100), "1000000"], rt=True)
+                           [prog("lock"), n(150), "1000000"], rt=True)
     assert rc == 0, err
     c = curve(p, line)
     check_near(c, 50, 0, 10)
