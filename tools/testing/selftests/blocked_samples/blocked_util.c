@@ -98,6 +98,14 @@ void bs_set_blocked(struct perf_event_attr *attr)
 #endif
 }
 
+void bs_attr_switch_records(struct perf_event_attr *attr)
+{
+	attr->context_switch = 1;
+	attr->sample_id_all = 1;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+}
+
 bool bs_get_blocked(const struct perf_event_attr *attr)
 {
 	uint64_t flags;
@@ -136,6 +144,7 @@ int bs_event_open(struct bs_event *ev, struct perf_event_attr *attr,
 
 	memset(ev, 0, sizeof(*ev));
 	ev->sample_type = attr->sample_type;
+	ev->sample_id_all = attr->sample_id_all;
 	ev->fd = bs_perf_event_open(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (ev->fd < 0) {
 		err = errno;
@@ -164,6 +173,7 @@ void bs_samples_free(struct bs_samples *smp)
 	for (i = 0; i < smp->nr; i++)
 		free(smp->s[i].chain);
 	free(smp->s);
+	free(smp->sw);
 	memset(smp, 0, sizeof(*smp));
 }
 
@@ -176,6 +186,55 @@ void bs_event_close(struct bs_event *ev)
 	ev->base = NULL;
 	ev->fd = -1;
 	bs_samples_free(&ev->smp);
+}
+
+static struct bs_sample *bs_samples_add(struct bs_samples *smp);
+
+static int add_switch(struct bs_samples *smp, const struct bs_switch *sw)
+{
+	if (smp->nr_sw == smp->alloc_sw) {
+		size_t n = smp->alloc_sw ? smp->alloc_sw * 2 : 1024;
+		struct bs_switch *p = realloc(smp->sw, n * sizeof(*p));
+
+		if (!p)
+			return -1;
+		smp->sw = p;
+		smp->alloc_sw = n;
+	}
+	smp->sw[smp->nr_sw++] = *sw;
+	return 0;
+}
+
+int bs_samples_move(struct bs_samples *dst, struct bs_samples *src)
+{
+	size_t i;
+
+	for (i = 0; i < src->nr; i++) {
+		struct bs_sample *s = bs_samples_add(dst);
+
+		if (!s)
+			return -1;
+		*s = src->s[i];
+		src->s[i].chain = NULL;
+	}
+	for (i = 0; i < src->nr_sw; i++)
+		if (add_switch(dst, &src->sw[i]))
+			return -1;
+	dst->lost += src->lost;
+	dst->nr_lost_records += src->nr_lost_records;
+	dst->nr_other += src->nr_other;
+	dst->parse_error |= src->parse_error;
+	bs_samples_free(src);
+	return 0;
+}
+
+uint64_t bs_event_count(const struct bs_event *ev)
+{
+	uint64_t count;
+
+	if (read(ev->fd, &count, sizeof(count)) != sizeof(count))
+		return 0;
+	return count;
 }
 
 static struct bs_sample *bs_samples_add(struct bs_samples *smp)
@@ -263,6 +322,28 @@ static int parse_sample(struct bs_samples *smp, uint64_t type,
 	return 0;
 }
 
+/* sample_id trailer of a PERF_RECORD_SWITCH (per-task: no body). */
+static int parse_switch(struct bs_samples *smp, uint64_t type,
+			const struct perf_event_header *hdr)
+{
+	const uint8_t *p = (const uint8_t *)(hdr + 1);
+	const uint8_t *end = (const uint8_t *)hdr + hdr->size;
+	struct bs_switch sw = {
+		.out = hdr->misc & PERF_RECORD_MISC_SWITCH_OUT,
+		.preempt = hdr->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT,
+	};
+	uint64_t v;
+
+	if (!(type & PERF_SAMPLE_TID) || !(type & PERF_SAMPLE_TIME))
+		return 0;	/* cannot attribute it: ignore */
+	if (!take_u64(&p, end, &v))
+		return -1;
+	memcpy(&sw.tid, (uint8_t *)&v + 4, 4);
+	if (!take_u64(&p, end, &sw.time))
+		return -1;
+	return add_switch(smp, &sw);
+}
+
 int bs_event_drain(struct bs_event *ev)
 {
 	struct perf_event_mmap_page *pg = ev->base;
@@ -297,6 +378,10 @@ int bs_event_drain(struct bs_event *ev)
 
 		if (hdr.type == PERF_RECORD_SAMPLE) {
 			if (parse_sample(smp, ev->sample_type,
+					 (struct perf_event_header *)rec))
+				goto bad;
+		} else if (hdr.type == PERF_RECORD_SWITCH && ev->sample_id_all) {
+			if (parse_switch(smp, ev->sample_type,
 					 (struct perf_event_header *)rec))
 				goto bad;
 		} else if (hdr.type == PERF_RECORD_LOST) {
@@ -411,6 +496,30 @@ uint64_t bs_max_weight(const struct bs_samples *smp, int tid, enum bs_class c)
 		if (match(&smp->s[i], tid, c) && smp->s[i].weight > max)
 			max = smp->s[i].weight;
 	return max;
+}
+
+uint64_t bs_offcpu_ns(const struct bs_samples *smp, int tid, size_t *nr)
+{
+	uint64_t sum = 0, out = 0;
+	size_t i, n = 0;
+
+	for (i = 0; i < smp->nr_sw; i++) {
+		const struct bs_switch *sw = &smp->sw[i];
+
+		if (tid >= 0 && sw->tid != (uint32_t)tid)
+			continue;
+		if (sw->out) {
+			out = sw->time;
+		} else if (out) {
+			if (sw->time > out)
+				sum += sw->time - out;
+			out = 0;
+			n++;
+		}
+	}
+	if (nr)
+		*nr = n;
+	return sum;
 }
 
 uint64_t bs_sum_weight_all(const struct bs_samples *smp, int tid)

@@ -66,9 +66,19 @@ struct bs_sample {
 	uint64_t *chain;	/* malloc'ed copy, nr_chain entries */
 };
 
+/* PERF_RECORD_SWITCH of a per-task event (bs_attr_switch_records()). */
+struct bs_switch {
+	uint64_t time;		/* CLOCK_MONOTONIC ns */
+	uint32_t tid;
+	bool out;		/* switch-out (else switch-in) */
+	bool preempt;		/* switch-out while runnable */
+};
+
 struct bs_samples {
 	struct bs_sample *s;
 	size_t nr, alloc;
+	struct bs_switch *sw;
+	size_t nr_sw, alloc_sw;
 	uint64_t lost;		/* sum of PERF_RECORD_LOST.lost */
 	uint64_t nr_lost_records;
 	uint64_t nr_other;	/* records other than SAMPLE/LOST */
@@ -80,6 +90,7 @@ struct bs_event {
 	void *base;		/* mmap base (control page) */
 	size_t mmap_len;
 	uint64_t sample_type;
+	bool sample_id_all;
 	struct bs_samples smp;
 };
 
@@ -98,6 +109,12 @@ int bs_pick_cpu(void);			/* highest CPU in our affinity mask */
  */
 void bs_make_attr(struct perf_event_attr *attr, uint64_t period_ns, bool blocked);
 void bs_set_blocked(struct perf_event_attr *attr);
+/*
+ * Also record PERF_RECORD_SWITCH with CLOCK_MONOTONIC time stamps: an
+ * independent measure of the thread's off-CPU intervals (bs_offcpu_ns()),
+ * comparable with clock_gettime(CLOCK_MONOTONIC).
+ */
+void bs_attr_switch_records(struct perf_event_attr *attr);
 bool bs_get_blocked(const struct perf_event_attr *attr);
 
 long bs_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
@@ -118,6 +135,10 @@ void bs_event_close(struct bs_event *ev);
  */
 int bs_event_drain(struct bs_event *ev);
 void bs_samples_free(struct bs_samples *smp);
+/* Move all samples of @src to the end of @dst (e.g. per-CPU rings). */
+int bs_samples_move(struct bs_samples *dst, struct bs_samples *src);
+/* Current task-clock count of the event (ns on CPU), 0 on error. */
+uint64_t bs_event_count(const struct bs_event *ev);
 
 /*
  * Probe: open a valid blocked event on the calling thread.
@@ -131,6 +152,11 @@ enum bs_class bs_sample_class(const struct bs_sample *s);
 uint64_t bs_sum_weight(const struct bs_samples *smp, int tid, enum bs_class c);
 size_t bs_count(const struct bs_samples *smp, int tid, enum bs_class c);
 uint64_t bs_max_weight(const struct bs_samples *smp, int tid, enum bs_class c);
+/*
+ * Off-CPU time of @tid from its switch records: sum of (switch-in - the
+ * preceding switch-out); *nr gets the number of intervals.
+ */
+uint64_t bs_offcpu_ns(const struct bs_samples *smp, int tid, size_t *nr);
 /* All classes: on-CPU + every blocked class. */
 uint64_t bs_sum_weight_all(const struct bs_samples *smp, int tid);
 /* One-line summary "on=.. B=.. I=.. S=.. L=.. (counts ...)" for logs. */

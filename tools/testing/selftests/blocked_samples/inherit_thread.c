@@ -5,9 +5,14 @@
  * as [B] samples with its tid in the parent's ring buffer. The second test
  * keeps parent and child on one CPU so they switch directly to each other,
  * the case where perf may swap cloned contexts instead of rescheduling them.
+ *
+ * perf refuses mmap() of an inherited event with cpu == -1, so like
+ * perf record this opens one inherited event per CPU and merges their
+ * ring buffers.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -17,6 +22,7 @@
 
 #define NAPS		10
 #define NAP_MS		10
+#define MAX_CPUS	64
 
 static struct {
 	int cpu;		/* -1: don't pin */
@@ -48,19 +54,28 @@ BS_FIXTURE(inherit_thread);
 
 static void run_inherit(struct __test_metadata *_metadata, bool same_cpu)
 {
+	static struct bs_event ev[MAX_CPUS];
+	struct bs_samples all = { 0 };
 	struct perf_event_attr attr;
+	int cpu, nev = 0, i;
+	cpu_set_t cpus;
 	uint64_t b, s;
-	struct bs_event ev;
 	pthread_t th;
 
 	memset(&ctx, 0, sizeof(ctx));
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(cpus), &cpus));
 	ctx.cpu = same_cpu ? bs_pick_cpu() : -1;
 	if (same_cpu)
 		ASSERT_EQ(0, bs_pin_self(ctx.cpu));
 
 	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, true);
 	attr.inherit = 1;
-	BS_OPEN(&ev, &attr, 0, -1);
+	for (cpu = 0; cpu < CPU_SETSIZE && nev < MAX_CPUS; cpu++) {
+		if (!CPU_ISSET(cpu, &cpus))
+			continue;
+		BS_OPEN(&ev[nev], &attr, 0, cpu);
+		nev++;
+	}
 	ASSERT_EQ(0, pthread_create(&th, NULL, child, NULL));
 	if (same_cpu) {
 		/* Keep the CPU busy so the child switches to and from us. */
@@ -69,22 +84,28 @@ static void run_inherit(struct __test_metadata *_metadata, bool same_cpu)
 	}
 	pthread_join(th, NULL);
 	ASSERT_EQ(0, ctx.pin_err);
-	BS_DRAIN(&ev);
+	for (i = 0; i < nev; i++) {
+		BS_DRAIN(&ev[i]);
+		ASSERT_EQ(0, bs_samples_move(&all, &ev[i].smp));
+	}
 
-	b = bs_sum_weight(&ev.smp, ctx.tid, BS_B);
-	s = bs_sum_weight(&ev.smp, ctx.tid, BS_S);
+	b = bs_sum_weight(&all, ctx.tid, BS_B);
+	s = bs_sum_weight(&all, ctx.tid, BS_S);
 	TH_LOG("child tid %d slept %.2f ms in %d naps (parent %s); [B] weight %llu, "
 	       "[S] weight %llu", ctx.tid, ctx.slept_ms, NAPS,
 	       same_cpu ? "spinning on the same CPU" : "joining",
 	       (unsigned long long)b, (unsigned long long)s);
-	BS_LOG_SUMMARY("child", &ev.smp, ctx.tid);
-	BS_LOG_SUMMARY("parent", &ev.smp, bs_gettid());
+	TH_LOG("%d per-CPU inherited events", nev);
+	BS_LOG_SUMMARY("child", &all, ctx.tid);
+	BS_LOG_SUMMARY("parent", &all, bs_gettid());
 
-	EXPECT_LT(0, bs_count(&ev.smp, ctx.tid, BS_B)) TH_LOG("no [B] samples of the child");
+	EXPECT_LT(0, bs_count(&all, ctx.tid, BS_B)) TH_LOG("no [B] samples of the child");
 	BS_EXPECT_NEAR("child [B]+[S] weight vs measured sleep", b + s, ctx.slept_ms, 0.15);
 	EXPECT_LE(ctx.slept_ms / 2, b) TH_LOG("most of the sleep should be [B]");
-	BS_EXPECT_CONTEXT(&ev.smp, ctx.tid, BS_B, geteuid() == 0);
-	bs_event_close(&ev);
+	BS_EXPECT_CONTEXT(&all, ctx.tid, BS_B, geteuid() == 0);
+	bs_samples_free(&all);
+	for (i = 0; i < nev; i++)
+		bs_event_close(&ev[i]);
 }
 
 TEST_F_TIMEOUT(inherit_thread, child_sleeps, 120)

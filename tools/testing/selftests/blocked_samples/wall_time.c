@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The sampling grid runs on across off-CPU gaps, so for a thread that
- * alternates computing and sleeping, on-CPU samples (weight 1) plus
- * blocked samples (weight N) times the period add up to its wall time.
+ * alternates computing and sleeping, on-CPU samples plus blocked samples,
+ * each weighted by the grid points it stands for, times the period add up
+ * to its wall time. On-CPU samples normally have weight 1; a late timer
+ * interrupt (common under QEMU TCG) makes one sample stand for the points
+ * it missed.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -26,7 +29,7 @@ TEST_F_TIMEOUT(wall_time, compute_and_sleep, 120)
 	struct bs_event ev;
 	pid_t tid = bs_gettid();
 	double wall_ms;
-	size_t i;
+	size_t i, oncpu_late = 0;
 	int it;
 
 	BS_REQUIRE_FEATURE();
@@ -62,20 +65,22 @@ TEST_F_TIMEOUT(wall_time, compute_and_sleep, 120)
 	       bs_ms(cpu_ns), bs_ms(on * attr.sample_period));
 	BS_LOG_SUMMARY("thread", &ev.smp, tid);
 
-	/* On-CPU samples carry weight 1 and period == sample_period. */
+	/* Every sample stands for >= 1 point, and its period says so. */
 	for (i = 0; i < ev.smp.nr; i++) {
 		const struct bs_sample *s = &ev.smp.s[i];
 
-		if (bs_sample_class(s) == BS_ONCPU) {
-			EXPECT_EQ(1, s->weight);
-			EXPECT_EQ(attr.sample_period, s->period);
-		} else {
-			EXPECT_LE(1, s->weight);
-			EXPECT_EQ(s->weight * attr.sample_period, s->period);
-		}
+		EXPECT_LE(1, s->weight);
+		EXPECT_EQ(s->weight * attr.sample_period, s->period);
+		if (bs_sample_class(s) == BS_ONCPU && s->weight != 1)
+			oncpu_late++;
 		if (!_metadata->passed)
 			break;	/* one report is enough */
 	}
+	TH_LOG("%zu on-CPU samples, %zu of them with weight > 1 (late timer)",
+	       bs_count(&ev.smp, tid, BS_ONCPU), oncpu_late);
+	/* The on-CPU points add up to the CPU time. */
+	BS_EXPECT_NEAR("on-CPU weight x period vs task-clock count (ms)",
+		       bs_ms(on * attr.sample_period), bs_ms(cpu_ns), 0.10);
 	EXPECT_LT(0, on);
 	EXPECT_LT(0, off);
 	BS_EXPECT_NEAR("sum(weight) x period vs wall time (ms)",
