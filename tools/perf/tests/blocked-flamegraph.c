@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The hot/cold flame graph of blocked samples: folded output and SVG
+ * from hand-made stacks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/kernel.h>
+
+#include "util/blocked.h"
+#include "util/blocked-flamegraph.h"
+#include "util/debug.h"
+#include "tests.h"
+
+static char *capture(struct blocked_fg *fg, bool svg)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	int err;
+
+	if (!fp)
+		return NULL;
+	err = svg ? blocked_fg__write_svg(fg, fp, "test <&>") :
+		    blocked_fg__fprintf_folded(fg, fp);
+	fclose(fp);
+	if (err) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int test__blocked_flamegraph(struct test_suite *test __maybe_unused,
+				    int subtest __maybe_unused)
+{
+	static const char * const s1[] = { "app", "main", "compute" };
+	static const char * const s2[] = { "app", "main", "do_read", "pread64" };
+	static const char * const s3[] = { "app", "main", "take<lock>" };
+	struct blocked_fg *fg = blocked_fg__new();
+	char *folded = NULL, *svg = NULL;
+	int ret = TEST_FAIL;
+
+	TEST_ASSERT_VAL("no memory", fg);
+
+	if (blocked_fg__add_stack(fg, s1, 3, BLOCKED_ONCPU, 30) ||
+	    blocked_fg__add_stack(fg, s2, 4, BLOCKED_IO, 50) ||
+	    blocked_fg__add_stack(fg, s2, 4, BLOCKED_ONCPU, 5) ||
+	    blocked_fg__add_stack(fg, s3, 3, BLOCKED_LOCK, 15) ||
+	    blocked_fg__add_stack(fg, s1, 3, BLOCKED__NR, 1) == 0 ||
+	    blocked_fg__add_stack(fg, s1, 3, BLOCKED_IO, 0) == 0)
+		goto out;
+
+	if (blocked_fg__total(fg) != 100 ||
+	    blocked_fg__class_total(fg, BLOCKED_IO) != 50 ||
+	    blocked_fg__class_total(fg, BLOCKED_ONCPU) != 35 ||
+	    blocked_fg__class_total(fg, BLOCKED_LOCK) != 15)
+		goto out;
+
+	folded = capture(fg, false);
+	if (!folded ||
+	    !strstr(folded, "app;main;compute 30\n") ||
+	    !strstr(folded, "app;main;do_read;pread64;[io] 50\n") ||
+	    !strstr(folded, "app;main;do_read;pread64 5\n") ||
+	    !strstr(folded, "app;main;take<lock>;[lock] 15\n")) {
+		pr_debug("folded output:\n%s", folded ?: "(none)");
+		goto out;
+	}
+
+	svg = capture(fg, true);
+	if (!svg || strncmp(svg, "<?xml", 5) ||
+	    !strstr(svg, "test &lt;&amp;&gt;") ||		/* title escaped */
+	    !strstr(svg, "take&lt;lock&gt;") ||		/* frames escaped */
+	    !strstr(svg, "<title>all (100 samples, 100.00%") ||
+	    /* do_read: 50 of 55 points in io, so it is drawn as io */
+	    !strstr(svg, "<title>do_read (55 samples, 55.00%; on-cpu 9.1%; io 90.9%)</title><rect class=\"io\"") ||
+	    !strstr(svg, "<title>compute (30 samples, 30.00%; on-cpu 100.0%)</title><rect class=\"on-cpu\"") ||
+	    !strstr(svg, "class=\"lock\"") || strstr(svg, "<script")) {
+		pr_debug("unexpected SVG\n");
+		goto out;
+	}
+	ret = TEST_OK;
+out:
+	free(folded);
+	free(svg);
+	blocked_fg__delete(fg);
+	return ret;
+}
+
+DEFINE_SUITE("Blocked samples: hot/cold flame graph", blocked_flamegraph);
