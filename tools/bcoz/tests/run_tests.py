@@ -201,7 +201,7 @@ def t_auto_selection():
     """Default mode picks lines in proportion to samples: both loops of toy
     get experiments, A (2/3 of the samples) more often than B."""
     p = prof("auto.coz")
-    rc, out, err, dt = run(["-o", p], [prog("toy"), n(150), "2000000"])
+    rc, out, err, dt = run(["-o", p], [prog("toy"), n(300), "2000000"])
     assert rc == 0, err
     exps, samples, _ = B.read_profile(p)
     la, lb = marker_line("toy.c", "LOOP_A"), marker_line("toy.c", "LOOP_B")
@@ -209,7 +209,8 @@ def t_auto_selection():
     nb = sum(1 for e in exps if e["selected"].endswith(lb))
     sa = sum(c for k, c in samples.items() if k.endswith(la))
     sb = sum(c for k, c in samples.items() if k.endswith(lb))
-    assert na + nb >= 0.8 * len(exps) and na > nb, (na, nb, len(exps))
+    # A holds 2/3 of the samples: with ~10 draws A >= B is all that is safe
+    assert len(exps) >= 6 and na + nb >= 0.8 * len(exps) and na >= nb, (na, nb, len(exps))
     assert 1.4 <= sa / max(sb, 1) <= 2.8, (sa, sb)
     speeds = {e["speedup"] for e in exps}
     assert all(s % 5 == 0 for s in speeds), speeds
