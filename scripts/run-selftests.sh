@@ -12,15 +12,19 @@
 #   --target NAME   selftest directory (default blocked_samples)
 #   --no-build      run what is already installed in build/kselftest
 #   --timeout N     VM time limit in seconds (default 900)
+#   --runner R      light (default): scripts/kselftest-runner.sh, same TAP as
+#                   run_kselftest.sh but ~10 s less per program under TCG;
+#                   kselftest: the installed run_kselftest.sh
 #   other options (--cpus, --mem, --disk, --kernel, --accel) go to run-vm.sh
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-target=blocked_samples build=1 tmo=900 vmargs=()
+target=blocked_samples build=1 tmo=900 vmargs=() runner=light
 while [ $# -gt 0 ]; do
 	case $1 in
 	--target) target=${2:?--target needs a name}; shift 2 ;;
 	--no-build) build=0; shift ;;
+	--runner) runner=${2:?--runner needs light or kselftest}; shift 2 ;;
 	--timeout) tmo=${2:?--timeout needs seconds}; shift 2 ;;
 	--cpus|--mem|--disk|--kernel|--accel) vmargs+=("$1" "${2:?$1 needs a value}"); shift 2 ;;
 	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -28,6 +32,11 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
+case $runner in
+light) run_cmd="sh '$REPO/scripts/kselftest-runner.sh' '$BUILD/kselftest'" ;;
+kselftest) run_cmd="./run_kselftest.sh" ;;
+*) die "--runner $runner: use light or kselftest" ;;
+esac
 inst=$BUILD/kselftest
 results=$BUILD/kselftest-results
 t0=$(now)
@@ -54,7 +63,7 @@ mkdir -p "$results"
 tap=$results/$target-$(date -u +%Y%m%d-%H%M%S).tap
 set +e
 "$REPO/scripts/run-vm.sh" --timeout "$tmo" --rw "$inst" "${vmargs[@]}" -- \
-	"cd '$inst' && echo \"# kernel: \$(uname -r -v)\" && echo \"# cpus: \$(nproc)\" && ./run_kselftest.sh" |
+	"cd '$inst' && echo \"# kernel: \$(uname -r -v)\" && echo \"# cpus: \$(nproc)\" && $run_cmd" |
 	tee "$tap"
 vmrc=${PIPESTATUS[0]}
 set -e
