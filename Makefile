@@ -68,12 +68,13 @@ test:
 	$(MAKE) --no-print-directory kernel
 	scripts/run-tests.sh $(TEST_TARGETS)
 
-vm: export CMD := $(CMD)
+# $(value ...) keeps make from expanding "$VAR" inside the command.
+vm: export VM_CMD := $(value CMD)
 vm:
-	@if [ -z "$$CMD" ]; then echo 'usage: make vm CMD="command to run in the VM"' >&2; exit 2; fi
-	scripts/run-vm.sh -- "$$CMD"
+	@if [ -z "$$VM_CMD" ]; then echo 'usage: make vm CMD="command to run in the VM"' >&2; exit 2; fi
+	scripts/run-vm.sh -- "$$VM_CMD"
 
-demo: export DEMO_CMD := $(DEMO_CMD)
+demo: export DEMO_CMD := $(value DEMO_CMD)
 demo:
 	scripts/run-vm.sh -- "$$DEMO_CMD"
 
