@@ -86,7 +86,7 @@ done
 cp sym.txt "$OUT/phases-sym.txt" 2>/dev/null
 top_io=$(awk '/\[I\]/ { print $NF; exit }' sym.txt)
 check "top [I] symbol '${top_io:-none}' is on the read path" \
-	bash -c "echo '${top_io:-}' | grep -Eiq 'read|blkdev|direct_?io|dio|iomap|submit_bio'"
+	bash -c "echo '${top_io:-}' | grep -Eiq 'read|blkdev|blk_|bio|direct_?io|dio|iomap'"
 
 # --- flame graph --------------------------------------------------------------
 "$BPERF" script -i ph.data --flamegraph "$OUT/phases-flamegraph.svg" >fg.out 2>&1
