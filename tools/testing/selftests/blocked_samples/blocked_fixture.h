@@ -56,6 +56,15 @@ FIXTURE_TEARDOWN(name)							\
 	}								\
 } while (0)
 
+/* Switch-record tracker for @pid (bs_switch_tracker_open()). */
+#define BS_OPEN_TRACKER(ev, pid) do {					\
+	int __e = bs_switch_tracker_open((ev), (pid));			\
+	ASSERT_EQ(0, __e) {						\
+		TH_LOG("switch-record tracker on pid %d: %s", (int)(pid),\
+		       strerror(-__e));					\
+	}								\
+} while (0)
+
 /* Drain, and fail on a malformed ring buffer or lost records. */
 #define BS_DRAIN(ev) do {						\
 	EXPECT_LE(0, bs_event_drain(ev));				\

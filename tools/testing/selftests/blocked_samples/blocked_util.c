@@ -166,6 +166,19 @@ int bs_event_open(struct bs_event *ev, struct perf_event_attr *attr,
 	return 0;
 }
 
+int bs_switch_tracker_open(struct bs_event *ev, pid_t pid)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.size = sizeof(attr);
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	bs_attr_switch_records(&attr);
+	return bs_event_open(ev, &attr, pid, -1, 64);
+}
+
 void bs_samples_free(struct bs_samples *smp)
 {
 	size_t i;

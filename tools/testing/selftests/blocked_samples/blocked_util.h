@@ -126,8 +126,12 @@ long bs_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
  */
 int bs_event_open(struct bs_event *ev, struct perf_event_attr *attr,
 		  pid_t pid, int cpu, unsigned int data_pages);
-/* Open without a ring buffer (for counting / validation tests). */
 void bs_event_close(struct bs_event *ev);
+/*
+ * A dummy software event on @pid that only records its context switches
+ * (bs_attr_switch_records()), as an independent off-CPU reference.
+ */
+int bs_switch_tracker_open(struct bs_event *ev, pid_t pid);
 
 /*
  * Consume everything currently in the ring buffer into ev->smp (appending).
