@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
@@ -21,16 +22,23 @@ TEST_F_TIMEOUT(two_events, same_task, 120)
 {
 	struct perf_event_attr attr;
 	struct bs_event ev[2], trk;
-	double slept_ms = 0, off_ms;
+	double slept_ms = 0, off_ms, wall_ms;
+	uint64_t t_open, t_end;
+	size_t switches;
 	pid_t tid = bs_gettid();
 	int i, c;
 
 	BS_REQUIRE_FEATURE();
 
+	/* Both fully set up (mapped) before either counts. */
 	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, true);
+	attr.disabled = 1;
 	BS_OPEN(&ev[0], &attr, 0, -1);
 	BS_OPEN(&ev[1], &attr, 0, -1);
 	BS_OPEN_TRACKER(&trk, 0);
+	t_open = bs_now_ns();
+	ASSERT_EQ(0, ioctl(ev[0].fd, PERF_EVENT_IOC_ENABLE, 0));
+	ASSERT_EQ(0, ioctl(ev[1].fd, PERF_EVENT_IOC_ENABLE, 0));
 	for (i = 0; i < NAPS; i++) {
 		uint64_t t0 = bs_now_ns();
 
@@ -38,16 +46,21 @@ TEST_F_TIMEOUT(two_events, same_task, 120)
 		slept_ms += bs_ms(bs_now_ns() - t0);
 		bs_spin_ns(BS_NSEC_PER_MSEC);
 	}
+	ioctl(ev[0].fd, PERF_EVENT_IOC_DISABLE, 0);
+	ioctl(ev[1].fd, PERF_EVENT_IOC_DISABLE, 0);
+	t_end = bs_now_ns();	/* after the disables: their points are in */
+	wall_ms = bs_ms(t_end - t_open);
 	BS_DRAIN(&ev[0]);
 	BS_DRAIN(&ev[1]);
 	BS_DRAIN(&trk);
-	off_ms = bs_ms(bs_offcpu_ns(&trk.smp, tid, NULL));
-	TH_LOG("slept %.2f ms in %d naps; off CPU %.2f ms (switch records)",
-	       slept_ms, NAPS, off_ms);
+	off_ms = bs_ms(bs_offcpu_ns(&trk.smp, tid, &switches));
+	TH_LOG("slept %.2f ms in %d naps; off CPU %.2f ms in %zu intervals (switch "
+	       "records); %.2f ms from enable to disable", slept_ms, NAPS, off_ms,
+	       switches, wall_ms);
 	BS_LOG_SUMMARY("event 0", &ev[0].smp, tid);
 	BS_LOG_SUMMARY("event 1", &ev[1].smp, tid);
 
-	for (c = BS_B; c <= BS_L; c++) {
+	for (c = BS_ONCPU; c <= BS_L; c++) {
 		double w0 = bs_sum_weight(&ev[0].smp, tid, c);
 		double w1 = bs_sum_weight(&ev[1].smp, tid, c);
 		double big = w0 > w1 ? w0 : w1;
@@ -58,7 +71,7 @@ TEST_F_TIMEOUT(two_events, same_task, 120)
 		 * The two grids have different phases: each interval may
 		 * hold one point more in one of them.
 		 */
-		EXPECT_TRUE(fabs(w0 - w1) <= 0.10 * big + (n0 > n1 ? n0 : n1)) {
+		EXPECT_TRUE(fabs(w0 - w1) <= 0.10 * big + (n0 > n1 ? n0 : n1) + switches) {
 			TH_LOG("[%s] weights differ: %.0f (%zu samples) vs %.0f (%zu samples)",
 			       bs_class_name[c], w0, n0, w1, n1);
 		}
@@ -78,6 +91,10 @@ TEST_F_TIMEOUT(two_events, same_task, 120)
 		BS_EXPECT_NEAR(what, b, NAPS * NAP_MS, 0.10);
 		snprintf(what, sizeof(what), "event %d blocked weight vs off-CPU time", i);
 		BS_EXPECT_NEAR(what, off, off_ms, 0.10);
+		/* The grid covers the event's whole life, on and off the CPU. */
+		snprintf(what, sizeof(what), "event %d sum(weight) x period vs wall time", i);
+		BS_EXPECT_NEAR(what, bs_ms(bs_sum_weight_all(&ev[i].smp, tid) *
+					   attr.sample_period), wall_ms, 0.10);
 		bs_event_close(&ev[i]);
 	}
 	bs_event_close(&trk);
