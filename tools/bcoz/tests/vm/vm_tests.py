@@ -179,7 +179,7 @@ def main(argv):
                 os.unlink(prof)
             so, st, dt = run("sleeper", prof, ["--blocked-scope", "b", "--speedups",
                                                "0,50,100" if demo else "0,100"],
-                             [sleeper, str(secs), "4", "4"])
+                             [sleeper, str(secs), "10", "10"])
             m = re.search(r"sleep_share=([0-9.]+)", so)
             share = float(m.group(1)) * 100 if m else None
             v, r = pred(prof, "OTHER", 100)
