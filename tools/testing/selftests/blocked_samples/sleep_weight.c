@@ -45,8 +45,13 @@ TEST_F_TIMEOUT(sleep_weight, nanosleep_200ms, 120)
 	       (unsigned long long)b, (unsigned long long)s);
 	BS_LOG_SUMMARY("all samples", &ev.smp, tid);
 
-	BS_EXPECT_NEAR("measured sleep (ms)", slept_ms, SLEEP_MS, 0.10);
-	BS_EXPECT_NEAR("[B] weight vs 200 ms", b, SLEEP_MS, 0.10);
+	/*
+	 * 15% against the requested time: under QEMU TCG the guest's timer
+	 * calibration can make every hrtimer fire ~10% late for a whole boot.
+	 * The blocked weight must still match the sleep that really happened.
+	 */
+	BS_EXPECT_NEAR("measured sleep (ms)", slept_ms, SLEEP_MS, 0.15);
+	BS_EXPECT_NEAR("[B] weight vs 200 ms", b, SLEEP_MS, 0.15);
 	BS_EXPECT_NEAR("[B] weight vs measured sleep", b, slept_ms, 0.10);
 	BS_EXPECT_NEAR("[B]+[S] weight vs off-CPU time (switch records)", b + s, off_ms, 0.10);
 	/* The interval is blocked sleep, never lock or I/O. */
