@@ -39,6 +39,13 @@ kselftest) run_cmd="./run_kselftest.sh" ;;
 esac
 inst=$BUILD/kselftest
 results=$BUILD/kselftest-results
+mkdir -p "$BUILD"
+# build/kselftest is shared: hold a lock from install to the end of the VM run
+exec 8>"$BUILD/kselftest.lock"
+if ! flock -n 8; then
+	log "another selftest run is using $inst (lock $BUILD/kselftest.lock); waiting for it"
+	flock 8
+fi
 t0=$(now)
 if [ "$build" = 1 ]; then
 	sdir=$TREE/tools/testing/selftests
