@@ -63,7 +63,7 @@ check "record sleep 2: 'Captured ... (${n:-?} samples)' within 10% of 2000" \
 rc=$?
 check "record phases (rc=$rc)" [ $rc -eq 0 ]
 cat expect.txt
-"$BPERF" report -i ph.data --stdio --sort comm,blocked -n -g none 2>/dev/null >cb.txt
+"$BPERF" report -i ph.data --stdio --no-children --sort comm,blocked -n -g none 2>/dev/null >cb.txt
 cp cb.txt "$OUT/phases-comm-blocked.txt" 2>/dev/null
 # rows: "  12.34%  1234  ph-main  io"
 awk '$3 == "ph-main" { print $4, $2 }' cb.txt >got.txt
