@@ -80,6 +80,14 @@ esac
 
 mkdir -p "$BUILD/vm-logs"
 
+# --- one VM at a time (2 cores; parallel TCG guests starve each other); the lock
+# also covers the initramfs and disk set-up below ------------------------------
+exec 9>"$BUILD/vm.lock"
+if ! flock -n 9; then
+	log "another VM is running (lock $BUILD/vm.lock); waiting for it"
+	flock 9
+fi
+
 # --- initramfs: busybox-static + scripts/vm-init.sh ----------------------------
 initrd=$BUILD/vm-initramfs.cpio.gz
 bb=$(readlink -f "$(command -v busybox)")
@@ -90,7 +98,7 @@ if [ ! -s "$initrd" ] || [ "$REPO/scripts/vm-init.sh" -nt "$initrd" ] || [ "$bb"
 	stage=$BUILD/vm-initramfs
 	rm -rf "$stage"; mkdir -p "$stage"/{bin,dev,proc,sys,newroot}
 	cp "$bb" "$stage/bin/busybox"
-	for app in sh mount umount mkdir cat echo chroot poweroff sleep dmesg sync stty ls ln; do
+	for app in sh mount umount mkdir cat echo chroot poweroff sleep dmesg sync stty ls ln timeout; do
 		ln -s busybox "$stage/bin/$app"
 	done
 	install -m 755 "$REPO/scripts/vm-init.sh" "$stage/init"
@@ -104,13 +112,6 @@ if [ -z "$disk" ]; then
 	[ -f "$disk" ] || truncate -s 64M "$disk"
 fi
 [ -f "$disk" ] || [ -b "$disk" ] || die "--disk $disk: no such file"
-
-# --- one VM at a time (2 cores; parallel TCG guests starve each other) ---------
-exec 9>"$BUILD/vm.lock"
-if ! flock -n 9; then
-	log "another VM is running (lock $BUILD/vm.lock); waiting for it"
-	flock 9
-fi
 
 qemu_base=(qemu-system-x86_64 -nodefaults -no-user-config -M q35 -m "$mem"
 	-display none -monitor none -no-reboot -kernel "$kernel" -initrd "$initrd")
