@@ -8,7 +8,7 @@
 #   make test        deps + kernel + every target in TEST_TARGETS; the last line
 #                    is "N passed, N failed, N skipped" summed over the targets
 #   make vm CMD="…"  run one command in the VM (root, host root read-only)
-#   make demo        boot the VM and show whether blocked samples are available
+#   make demo        the paper's example under bperf and bcoz, in the VM
 #   make clean       remove build output but keep the extracted source
 #   make distclean   remove build/ entirely
 #
@@ -26,14 +26,6 @@ DEPS_PACKAGES := qemu-system-x86 busybox-static flex bison bc libelf-dev libdw-d
 
 # Test targets run by `make test`, in order, after `deps` and `kernel`.
 TEST_TARGETS := selftests
-
-# Demo command (placeholder until bperf provides the real demo).
-DEMO_CMD := uname -r; nproc; \
-	if zcat /proc/config.gz | grep -x CONFIG_PERF_BLOCKED_SAMPLES=y; then \
-		echo "blocked samples: available (CONFIG_PERF_BLOCKED_SAMPLES=y)"; \
-	else \
-		echo "blocked samples: NOT available (kernel built without the blocked-samples patch)"; exit 1; \
-	fi
 
 -include $(sort $(wildcard mk/*.mk))
 
@@ -74,9 +66,19 @@ vm:
 	@if [ -z "$$VM_CMD" ]; then echo 'usage: make vm CMD="command to run in the VM"' >&2; exit 2; fi
 	scripts/run-vm.sh -- "$$VM_CMD"
 
-demo: export DEMO_CMD := $(value DEMO_CMD)
+# The paper's motivational example (two threads at a barrier, one doing
+# O_DIRECT I/O) under bperf (per-thread reports like the paper's Figure 7,
+# flame graphs) and bcoz (causal profiles like its Figure 9), in the VM.
+DEMO_VM_CMD := tools/perf/tests/blocked/vm/demo.sh && \
+	tools/bcoz/tests/vm/run.sh --demo -o build/vm-scratch/bcoz /dev/vda
+
 demo:
-	scripts/run-vm.sh -- "$$DEMO_CMD"
+	$(MAKE) --no-print-directory deps
+	$(MAKE) --no-print-directory kernel
+	$(MAKE) --no-print-directory bperf
+	$(MAKE) --no-print-directory -C tools/bcoz vm-programs
+	scripts/run-vm.sh --timeout 1800 -- '$(DEMO_VM_CMD)'
+	@echo "demo: outputs (reports, flame graphs, plots) in build/vm-scratch/"
 
 clean:
 	rm -rf build/linux build/kbuild build/kconfig-gen build/kselftest build/kselftest-results \

@@ -1,0 +1,20 @@
+# bcoz: the causal profiler in tools/bcoz.
+#
+#   make bcoz          build build/bcoz/{bcoz,libbcoz.so}
+#   make bcoz-host     unit, parser fuzz and on-CPU causal tests (any kernel)
+#   make bcoz-vm       off-CPU tests on the paper's motivational example and a
+#                      sleep-bound loop, in the VM
+TEST_TARGETS += bcoz-host bcoz-vm
+
+.PHONY: bcoz bcoz-host bcoz-vm
+
+bcoz:
+	$(MAKE) -C tools/bcoz
+
+bcoz-host:
+	$(MAKE) -C tools/bcoz test
+
+bcoz-vm:
+	$(MAKE) -C tools/bcoz vm-programs
+	scripts/run-vm.sh --timeout 1200 -- tools/bcoz/tests/vm/run.sh \
+		-o build/vm-scratch/bcoz --seconds 6 /dev/vda
