@@ -13,7 +13,7 @@
 # off CPU ([I] I/O, [L] lock, [S] waiting for a CPU, [B] other).  A hot/cold
 # flame graph is written for each case.
 #
-# Environment: BPERF, DEVICE (default /dev/vda), SECONDS (default 3),
+# Environment: BPERF, DEVICE (default /dev/vda), SECONDS (default 3), ROUNDS (default 300),
 # OUT (default build/vm-scratch/bperf).
 set -u
 
@@ -38,7 +38,7 @@ cd "$T" || exit 1
 for cs in 1 2; do
 	echo
 	echo "=================== case $cs ==================="
-	"$BPERF" record -g -o case$cs.data ./motiv "$DEVICE" $cs "$SECONDS_RUN" 2>&1 |
+	"$BPERF" record -g -o case$cs.data ./motiv "$DEVICE" $cs "$SECONDS_RUN" "${ROUNDS:-300}" 2>&1 |
 		grep -v '^\[ perf record: Woken'
 	tids=$("$BPERF" report -i case$cs.data --stdio --no-children --sort pid -g none 2>/dev/null |
 		awk '/^ +[0-9.]+%/ { split($2, a, ":"); print a[1] }' | sort -n)
