@@ -11,7 +11,7 @@
 # when it changed, so an unchanged config never forces a rebuild.
 # Runs scripts/fetch-source.sh and scripts/prepare-tree.sh first unless
 # --no-prepare is given. Uses ccache (CCACHE_DIR, default /root/.cache/ccache).
-# Environment: JOBS (default 2).
+# Environment: JOBS (default 2), KBUILD_OUT (output dir, default build/kbuild).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 

@@ -8,7 +8,7 @@ BUILD=${BUILD_DIR:-$REPO/build}
 SRC_TARBALL=${SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 PRISTINE=$BUILD/src/linux-source-6.1      # extracted Debian tree, never modified
 TREE=$BUILD/linux                         # pristine + overlay + patches
-KBUILD=$BUILD/kbuild                      # O= for the kernel build
+KBUILD=${KBUILD_OUT:-$BUILD/kbuild}        # O= for the kernel build
 BZIMAGE_DEFAULT=$KBUILD/arch/x86/boot/bzImage
 
 log()  { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }

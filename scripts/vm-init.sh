@@ -58,6 +58,8 @@ ln -sf /proc/self/fd/2 $R/dev/stderr
 mkdir -p $R/dev/pts $R/dev/shm
 mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts $R/dev/pts 2>/dev/null
 mount -t tmpfs -o mode=1777 shm $R/dev/shm 2>/dev/null
+mount -t tracefs tracefs $R/sys/kernel/tracing 2>/dev/null
+mount -t debugfs debugfs $R/sys/kernel/debug 2>/dev/null
 mkdir -p "$R$scratch" 2>/dev/null
 mount -t 9p -o $o9p,rw scratch "$R$scratch" || fail "cannot mount the scratch share at $scratch"
 
