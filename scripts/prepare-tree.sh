@@ -49,7 +49,7 @@ list_repo_files() {
 		git -C "$REPO" ls-files -z --cached --others --exclude-standard -- \
 			kernel include tools Documentation | tr '\0' '\n'
 	else
-		(cd "$REPO" && find kernel include tools Documentation -type f 2>/dev/null)
+		(cd "$REPO" && find kernel include tools Documentation -type f 2>/dev/null || true)
 	fi | sort -u | while IFS= read -r f; do
 		case $f in
 		tools/perf/patches/*|tools/bcoz/*) continue ;;
