@@ -11,6 +11,7 @@
  * ring buffers.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -26,25 +27,42 @@
 
 static struct {
 	int cpu;		/* -1: don't pin */
+	int hop[2];		/* >= 0: move to hop[i % 2] before nap i */
 	volatile pid_t tid;
 	volatile int done;
-	double slept_ms;
-	int pin_err;
+	double slept_ms, max_nap_ms;
+	double off_ms;		/* child's off-CPU time, its own switch records */
+	int pin_err, trk_err;
 } ctx;
 
 static void *child(void *arg)
 {
+	struct bs_event trk;
 	int i;
 
 	if (ctx.cpu >= 0)
 		ctx.pin_err = bs_pin_self(ctx.cpu);
+	ctx.trk_err = bs_switch_tracker_open(&trk, 0);
 	ctx.tid = bs_gettid();
 	for (i = 0; i < NAPS; i++) {
-		uint64_t t0 = bs_now_ns();
+		uint64_t t0;
+
+		if (ctx.hop[0] >= 0)
+			ctx.pin_err |= bs_pin_self(ctx.hop[i % 2]);
+		t0 = bs_now_ns();
 
 		bs_sleep_ns(NAP_MS * BS_NSEC_PER_MSEC);
-		ctx.slept_ms += bs_ms(bs_now_ns() - t0);
+		t0 = bs_now_ns() - t0;
+		ctx.slept_ms += bs_ms(t0);
+		if (bs_ms(t0) > ctx.max_nap_ms)
+			ctx.max_nap_ms = bs_ms(t0);
 		bs_spin_ns(BS_NSEC_PER_MSEC / 2);
+	}
+	if (!ctx.trk_err) {
+		if (bs_event_drain(&trk) < 0 || trk.smp.lost)
+			ctx.trk_err = -EIO;
+		ctx.off_ms = bs_ms(bs_offcpu_ns(&trk.smp, ctx.tid, NULL));
+		bs_event_close(&trk);
 	}
 	__atomic_store_n(&ctx.done, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -52,7 +70,8 @@ static void *child(void *arg)
 
 BS_FIXTURE(inherit_thread);
 
-static void run_inherit(struct __test_metadata *_metadata, bool same_cpu)
+/* same_cpu: parent spins where the child runs; hop: child changes CPU per nap */
+static void run_inherit(struct __test_metadata *_metadata, bool same_cpu, bool hop)
 {
 	static struct bs_event ev[MAX_CPUS];
 	struct bs_samples all = { 0 };
@@ -65,6 +84,19 @@ static void run_inherit(struct __test_metadata *_metadata, bool same_cpu)
 	memset(&ctx, 0, sizeof(ctx));
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(cpus), &cpus));
 	ctx.cpu = same_cpu ? bs_pick_cpu() : -1;
+	ctx.hop[0] = ctx.hop[1] = -1;
+	if (hop) {
+		for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+			if (!CPU_ISSET(cpu, &cpus))
+				continue;
+			if (ctx.hop[0] < 0)
+				ctx.hop[0] = cpu;
+			else if (ctx.hop[1] < 0)
+				ctx.hop[1] = cpu;
+		}
+		if (ctx.hop[1] < 0)
+			SKIP(return, "needs two CPUs");
+	}
 	if (same_cpu)
 		ASSERT_EQ(0, bs_pin_self(ctx.cpu));
 
@@ -84,6 +116,8 @@ static void run_inherit(struct __test_metadata *_metadata, bool same_cpu)
 	}
 	pthread_join(th, NULL);
 	ASSERT_EQ(0, ctx.pin_err);
+	ASSERT_EQ(0, ctx.trk_err) TH_LOG("child's switch-record tracker: %s",
+					 strerror(-ctx.trk_err));
 	for (i = 0; i < nev; i++) {
 		BS_DRAIN(&ev[i]);
 		ASSERT_EQ(0, bs_samples_move(&all, &ev[i].smp));
@@ -91,17 +125,25 @@ static void run_inherit(struct __test_metadata *_metadata, bool same_cpu)
 
 	b = bs_sum_weight(&all, ctx.tid, BS_B);
 	s = bs_sum_weight(&all, ctx.tid, BS_S);
-	TH_LOG("child tid %d slept %.2f ms in %d naps (parent %s); [B] weight %llu, "
-	       "[S] weight %llu", ctx.tid, ctx.slept_ms, NAPS,
+	TH_LOG("child tid %d slept %.2f ms in %d naps, %.2f ms off CPU (parent %s%s); "
+	       "[B] weight %llu, [S] weight %llu", ctx.tid, ctx.slept_ms, NAPS, ctx.off_ms,
 	       same_cpu ? "spinning on the same CPU" : "joining",
+	       hop ? ", child changing CPU before every nap" : "",
 	       (unsigned long long)b, (unsigned long long)s);
 	TH_LOG("%d per-CPU inherited events", nev);
 	BS_LOG_SUMMARY("child", &all, ctx.tid);
 	BS_LOG_SUMMARY("parent", &all, bs_gettid());
 
 	EXPECT_LT(0, bs_count(&all, ctx.tid, BS_B)) TH_LOG("no [B] samples of the child");
-	BS_EXPECT_NEAR("child [B]+[S] weight vs measured sleep", b + s, ctx.slept_ms, 0.15);
-	EXPECT_LE(ctx.slept_ms / 2, b) TH_LOG("most of the sleep should be [B]");
+	BS_EXPECT_NEAR("child [B]+[S] weight vs its off-CPU time", b + s, ctx.off_ms, 0.15);
+	EXPECT_LE(NAPS * NAP_MS * 0.8, b) TH_LOG("the naps are [B]");
+	/* No [B] sample may be longer than the longest nap. */
+	EXPECT_GE(ctx.max_nap_ms + 2, bs_max_weight(&all, ctx.tid, BS_B)) {
+		TH_LOG("a [B] sample of %llu points, the longest nap took %.2f ms: an "
+		       "interval measured from a stale switch-out (another CPU's event?)",
+		       (unsigned long long)bs_max_weight(&all, ctx.tid, BS_B),
+		       ctx.max_nap_ms);
+	}
 	BS_EXPECT_CONTEXT(&all, ctx.tid, BS_B, geteuid() == 0);
 	bs_samples_free(&all);
 	for (i = 0; i < nev; i++)
@@ -111,13 +153,24 @@ static void run_inherit(struct __test_metadata *_metadata, bool same_cpu)
 TEST_F_TIMEOUT(inherit_thread, child_sleeps, 120)
 {
 	BS_REQUIRE_FEATURE();
-	run_inherit(_metadata, false);
+	run_inherit(_metadata, false, false);
 }
 
 TEST_F_TIMEOUT(inherit_thread, child_sleeps_parent_spins_same_cpu, 120)
 {
 	BS_REQUIRE_FEATURE();
-	run_inherit(_metadata, true);
+	run_inherit(_metadata, true, false);
+}
+
+/*
+ * Like perf record, one inherited event per CPU: a thread that sleeps on
+ * one CPU and wakes on another leaves the interval in one CPU's event and
+ * comes back in another's; the interval must still be measured once.
+ */
+TEST_F_TIMEOUT(inherit_thread, child_changes_cpu_between_naps, 120)
+{
+	BS_REQUIRE_FEATURE();
+	run_inherit(_metadata, false, true);
 }
 
 TEST_HARNESS_MAIN
