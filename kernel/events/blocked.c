@@ -109,14 +109,40 @@ int perf_blocked_event_init(struct perf_event *event)
 }
 
 /*
+ * perf record opens one inherited event per CPU for each task, and only the
+ * one for the task's current CPU is active.  The task may come back on
+ * another CPU, whose event must then report the interval: hand the
+ * switch-out time to the per-CPU blocked events of the context that are
+ * waiting for their CPU (@out), or take it back once one of them reported
+ * (0).  Called under ctx->lock.
+ */
+static void perf_blocked_siblings(struct perf_event *event, u64 out)
+{
+	struct perf_event *sibling;
+
+	list_for_each_entry(sibling, &event->ctx->event_list, event_entry) {
+		if (sibling != event && sibling->attr.blocked &&
+		    sibling->cpu != -1 &&
+		    sibling->state == PERF_EVENT_STATE_INACTIVE)
+			sibling->hw.blocked_out = out;
+	}
+}
+
+/*
  * pmu::del(), after the hrtimer was cancelled and hw.period_left holds the
  * time to the next sampling point.  Only a context switch (the class was
  * set by __schedule()) starts an interval.
  */
 void perf_blocked_event_del(struct perf_event *event)
 {
-	event->hw.blocked_out = current->blocked_class ?
-				ktime_get_mono_fast_ns() : 0;
+	u64 out = 0;
+
+	if (current->blocked_class)
+		out = ktime_get_mono_fast_ns();
+	event->hw.blocked_out = out;
+
+	if (out && event->cpu != -1)
+		perf_blocked_siblings(event, out);
 }
 
 /* Sampling points in (0, len] when the first one is at @first. */
@@ -303,6 +329,10 @@ void perf_blocked_event_add(struct perf_event *event)
 	hwc->blocked_out = 0;
 	if (!out || class == PERF_BLOCKED_NONE || !period)
 		return;
+
+	/* The interval is this event's now; its per-CPU siblings forget it. */
+	if (event->cpu != -1)
+		perf_blocked_siblings(event, 0);
 
 	/*
 	 * CLOCK_MONOTONIC, the clock of the hrtimer that drives the on-CPU
