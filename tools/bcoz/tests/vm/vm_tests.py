@@ -7,9 +7,9 @@ sleep-bound loop (tests/vm/sleeper.c):
 
   case 1 (thread 2's compute_heavy is critical):
       compute_heavy predicts a clear gain; the pread line and the I/O
-      subclass (--blocked-scope i) predict ~0.
+      subclass (--blocked-scope i) predict no gain (<= +ZERO points).
   case 2 (thread 1's I/O is critical):
-      compute_heavy predicts ~0; the pread line and the I/O subclass
+      compute_heavy predicts no gain; the pread line and the I/O subclass
       predict a clear gain.
   sleeper: --blocked-scope b at 100 % predicts the sleep's measured share.
 
@@ -141,7 +141,7 @@ def main(argv):
                     print("# " + str(e))
                     continue
                 v, r = pred(p1, sel, 50)
-                good = v is not None and (v >= GAIN if critical else abs(v) <= ZERO)
+                good = v is not None and (v >= GAIN if critical else v <= ZERO)
                 if good or attempt + 1 == TRIES:
                     break
                 print("# retry case %d %s: 50%% -> %s" % (case, tag, v))
@@ -159,8 +159,11 @@ def main(argv):
                 result(v >= GAIN, "case %d %s predicts a gain" % (case, tag),
                        "want >= %+.0f; %s" % (GAIN, info))
             else:
-                result(abs(v) <= ZERO, "case %d %s predicts ~0" % (case, tag),
-                       "want |x| <= %.0f; %s" % (ZERO, info))
+                # "Positive only in the other case": no gain here.  Below
+                # zero is noise of the inserted delays (TCG, busy host),
+                # not a prediction that the line helps.
+                result(v <= ZERO, "case %d %s predicts no gain" % (case, tag),
+                       "want <= %+.0f; %s" % (ZERO, info))
         if True:   # text and HTML plots of the case (Figure 9 shape with --demo)
             with open(os.path.join(out, "case%d.txt" % case), "w") as f:
                 subprocess.run([BCOZ, "plot", "-i", prof, "--text"], stdout=f,
