@@ -66,7 +66,17 @@ need timeout coreutils
 kernel=$(readlink -f "$kernel")
 
 cwd=$(pwd -P)
+# /tmp and /run are fresh tmpfs in the guest: a checkout there (CI clones
+# often live in /tmp) is shared into the guest at the same path, read-only.
+repo_share=
+case $REPO/ in
+/tmp/*|/run/*)
+	repo_share=$(cd "$REPO" && pwd -P)
+	[[ $repo_share =~ ^/[A-Za-z0-9/._+-]+$ ]] ||
+		die "the checkout $repo_share is under /tmp or /run and its path has characters the kernel command line cannot carry; clone it elsewhere" ;;
+esac
 case $cwd/ in
+"$repo_share"/*) ;;
 /tmp/*|/run/*|/proc/*|/sys/*|/dev/*)
 	die "the current directory $cwd is not visible in the guest (/tmp, /run, /dev are fresh there); cd elsewhere or use --rw" ;;
 esac
@@ -177,6 +187,12 @@ echo 130 >"$jobdir/status"          # default: failure unless the guest says oth
 
 append="console=ttyS0 loglevel=7 printk.time=1 printk.devkmsg=on panic=-1 rcupdate.rcu_cpu_stall_timeout=100"
 append+=" vmrun.scratch=$scratch vmrun.job=$job"
+repo_args=()
+if [ -n "$repo_share" ]; then
+	append+=" vmrun.repo=$repo_share"
+	repo_args=(-fsdev "local,id=repo,path=$repo_share,security_model=none,readonly=on,multidevs=remap"
+		-device virtio-9p-pci,fsdev=repo,mount_tag=repo)
+fi
 
 log "booting $(basename "$kernel") (${accel_args[1]%%,*}, $cpus CPUs, $mem, timeout ${tmo}s); log: $logfile"
 t0=$(now)
@@ -189,6 +205,7 @@ timeout -k 15 "$tmo" "${qemu_base[@]}" "${accel_args[@]}" -smp "$cpus" \
 	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 	-fsdev local,id=scratch,path="$scratch",security_model=none,multidevs=remap \
 	-device virtio-9p-pci,fsdev=scratch,mount_tag=scratch \
+	"${repo_args[@]}" \
 	-drive file="$disk",format=raw,if=virtio \
 	</dev/null 2>"$jobdir/qemu.err" | tee "$outfile"
 qrc=${PIPESTATUS[0]}

@@ -27,11 +27,12 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
 
-scratch= job= probe=
+scratch= job= probe= repo=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	vmrun.scratch=*) scratch=${arg#vmrun.scratch=} ;;
 	vmrun.job=*) job=${arg#vmrun.job=} ;;
+	vmrun.repo=*) repo=${arg#vmrun.repo=} ;;
 	vmrun.probe=1) probe=1 ;;
 	esac
 done
@@ -60,6 +61,11 @@ mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts $R/dev/pts 2>/dev/null
 mount -t tmpfs -o mode=1777 shm $R/dev/shm 2>/dev/null
 mount -t tracefs tracefs $R/sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs $R/sys/kernel/debug 2>/dev/null
+if [ -n "$repo" ]; then
+	# a checkout under /tmp or /run, hidden by the fresh tmpfs
+	mkdir -p "$R$repo" 2>/dev/null
+	mount -t 9p -o $o9p,ro,cache=loose repo "$R$repo" || fail "cannot mount the checkout (9p tag repo) at $repo"
+fi
 mkdir -p "$R$scratch" 2>/dev/null
 mount -t 9p -o $o9p,rw scratch "$R$scratch" || fail "cannot mount the scratch share at $scratch"
 
