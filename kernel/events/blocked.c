@@ -321,7 +321,7 @@ void perf_blocked_event_add(struct perf_event *event)
 	enum perf_blocked_class class = current->blocked_class;
 	u64 out = hwc->blocked_out;
 	u64 period = hwc->sample_period;
-	u64 now, wake, delta, first, n, n_blocked, time, rem;
+	u64 now, wake, delta, first, n, n_blocked, time;
 	struct perf_callchain_entry *callchain;
 	struct pt_regs regs;
 	s64 left;
@@ -343,19 +343,8 @@ void perf_blocked_event_add(struct perf_event *event)
 	now = ktime_get_mono_fast_ns();
 	delta = now > out ? now - out : 0;
 
-	/*
-	 * Time to the next grid point at switch-out.  If the timer was
-	 * already overdue (its interrupt held off around the switch), those
-	 * points were on-CPU time and are gone; the off-CPU part starts at
-	 * the next point of the grid, not right at switch-out.
-	 */
 	left = local64_read(&hwc->period_left);
-	if (left <= 0) {
-		div64_u64_rem(-left, period, &rem);
-		first = period - rem;
-	} else {
-		first = min_t(u64, left, period);
-	}
+	first = clamp_t(s64, left, 1, period);
 
 	n = perf_blocked_points(delta, first, period);
 	local64_set(&hwc->period_left, first + n * period - delta);
