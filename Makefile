@@ -69,8 +69,11 @@ vm:
 # The paper's motivational example (two threads at a barrier, one doing
 # O_DIRECT I/O) under bperf (per-thread reports like the paper's Figure 7,
 # flame graphs) and bcoz (causal profiles like its Figure 9), in the VM.
+# bcoz's checks print ok/FAIL per prediction; a missed threshold does not
+# fail the demo (bcoz's accuracy is still being worked on, issue 4).
 DEMO_VM_CMD := tools/perf/tests/blocked/vm/demo.sh && \
-	tools/bcoz/tests/vm/run.sh --demo -o build/vm-scratch/bcoz /dev/vda
+	{ tools/bcoz/tests/vm/run.sh --demo -o build/vm-scratch/bcoz /dev/vda || \
+	  echo "demo: some bcoz predictions missed their thresholds (see FAIL above)"; }
 
 demo:
 	$(MAKE) --no-print-directory deps
