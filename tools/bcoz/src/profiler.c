@@ -204,8 +204,99 @@ static int scan_stack(const uint64_t *stack, uint64_t n)
 	return -1;
 }
 
-static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t weight,
-		      const uint64_t *ips, uint64_t nr, const uint64_t *stack,
+/*
+ * When the delays happened.  COZ excuses a thread woken by another from all
+ * the global delay added while it was blocked.  But a thread publishes its
+ * delays only when it drains its samples (every 10 ms of its CPU time, and
+ * before it wakes anybody), so delays earned while the waiter was still
+ * running often arrive after it blocked and are wrongly excused: in a
+ * program whose rounds are shorter than the batch (two threads meeting at
+ * a barrier every 4 ms) the waiter never pays anything and a line off the
+ * critical path looks as important as the critical one.  Each delay is
+ * therefore also filed under its sample's time, and a woken thread is
+ * excused only the delays whose samples fall inside its wait.  Waits
+ * longer than the history excuse everything, as COZ does.
+ */
+#define DELAY_BUCKET_NS		250000ULL
+#define DELAY_BUCKETS		8192		/* ~2 s of history */
+
+static struct {
+	uint64_t id;				/* absolute bucket number */
+	uint64_t delay;
+} delay_hist[DELAY_BUCKETS];
+static atomic_flag delay_hist_lock = ATOMIC_FLAG_INIT;
+
+static void delay_hist_add(uint64_t time, uint64_t delay)
+{
+	uint64_t k = time / DELAY_BUCKET_NS;
+	unsigned int i = k % DELAY_BUCKETS;
+
+	while (atomic_flag_test_and_set_explicit(&delay_hist_lock, memory_order_acquire))
+		;
+	if (delay_hist[i].id != k) {
+		delay_hist[i].id = k;
+		delay_hist[i].delay = 0;
+	}
+	delay_hist[i].delay += delay;
+	atomic_flag_clear_explicit(&delay_hist_lock, memory_order_release);
+}
+
+/*
+ * A thread that blocked at @from owing @debt is woken at @to.  Had every
+ * delay been published the moment it was earned, it would have paused
+ * first, earning more debt for each delay dated inside that pause, and
+ * blocked only once even.  Did that happen before @to (1), or would it
+ * still have been pausing when woken (0)?  -1: beyond the history.
+ */
+static int delay_hist_caught_up(uint64_t from, uint64_t to, uint64_t debt)
+{
+	uint64_t k0 = from / DELAY_BUCKET_NS + 1, k1 = to / DELAY_BUCKET_NS;
+	int caught = -1;
+
+	if (k1 >= k0 && k1 - k0 >= DELAY_BUCKETS)
+		return -1;
+	while (atomic_flag_test_and_set_explicit(&delay_hist_lock, memory_order_acquire))
+		;
+	for (uint64_t k = k0; k <= k1; k++) {
+		unsigned int i = k % DELAY_BUCKETS;
+
+		if (debt <= k * DELAY_BUCKET_NS - from) {
+			caught = 1;
+			break;
+		}
+		if (delay_hist[i].id == k)
+			debt += delay_hist[i].delay;
+	}
+	atomic_flag_clear_explicit(&delay_hist_lock, memory_order_release);
+	if (caught < 0)
+		caught = debt <= to - from;
+	return caught;
+}
+
+/* Delay filed under (from, to]; -1 when that is beyond the history. */
+static int64_t delay_hist_sum(uint64_t from, uint64_t to)
+{
+	uint64_t k0 = from / DELAY_BUCKET_NS + 1, k1 = to / DELAY_BUCKET_NS;
+	uint64_t sum = 0;
+
+	if (k1 < k0)
+		return 0;
+	if (k1 - k0 >= DELAY_BUCKETS)
+		return -1;
+	while (atomic_flag_test_and_set_explicit(&delay_hist_lock, memory_order_acquire))
+		;
+	for (uint64_t k = k0; k <= k1; k++) {
+		unsigned int i = k % DELAY_BUCKETS;
+
+		if (delay_hist[i].id == k)
+			sum += delay_hist[i].delay;
+	}
+	atomic_flag_clear_explicit(&delay_hist_lock, memory_order_release);
+	return (int64_t)sum;
+}
+
+static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
+		      uint64_t weight, const uint64_t *ips, uint64_t nr, const uint64_t *stack,
 		      uint64_t nstack)
 {
 	int cls = misc & BCOZ_MISC_MASK;
@@ -268,7 +359,10 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t weight,
 		h = weight;
 	}
 	if (h) {
-		t->local_delay += h * atomic_load(&exp_delay);
+		uint64_t d = h * atomic_load(&exp_delay);
+
+		t->local_delay += d;
+		delay_hist_add(time ? time : bcoz_now(), d);
 		atomic_fetch_add(&selected_hits, h);
 	}
 }
@@ -434,7 +528,31 @@ void bcoz_pre_block(void)
 	 * would land after the wake-up, possibly inside a critical section */
 	bcoz_process(t);
 	t->block_global = atomic_load(&global_delay);
+	t->block_ts = bcoz_now();
 	t->blocked = 1;
+}
+
+static void settle_wait(struct bcoz_thread *t, uint64_t now)
+{
+	uint64_t g = atomic_load(&global_delay);
+	uint64_t grown = g > t->block_global ? g - t->block_global : 0;
+	uint64_t owed = t->block_global > t->local_delay ?
+			t->block_global - t->local_delay : 0;
+	int64_t during = delay_hist_sum(t->block_ts, now);
+	int caught;
+
+	if (during < 0) {
+		t->local_delay += grown;	/* a long wait: COZ's rule */
+		return;
+	}
+	if (grown > (uint64_t)during)
+		owed += grown - during;
+	caught = delay_hist_caught_up(t->block_ts, now, owed);
+	if (caught)
+		t->local_delay = g > t->local_delay ? g : t->local_delay;
+	else if (g > t->local_delay)
+		t->local_delay += now - t->block_ts < g - t->local_delay ?
+				  now - t->block_ts : g - t->local_delay;
 }
 
 void bcoz_post_block(int skip)
@@ -444,9 +562,18 @@ void bcoz_post_block(int skip)
 	if (!t)
 		return;
 	t->blocked = 0;
-	/* woken by another thread: it already paid the delays added meanwhile */
+	/*
+	 * Woken by another thread.  COZ credits all the delay published while
+	 * we waited: the waker paid it.  But part of it may be dated before we
+	 * blocked (published late, see delay_hist), and what we owed then we
+	 * would have paid by pausing before blocking: if that pause would have
+	 * ended before the wake-up, the wait absorbed it and we owe nothing;
+	 * otherwise the wait counts as pausing and the rest is still owed.
+	 * Our local delay never overtakes the global one, or we would count
+	 * as sped up ourselves.
+	 */
 	if (skip && atomic_load(&exp_active))
-		t->local_delay += atomic_load(&global_delay) - t->block_global;
+		settle_wait(t, bcoz_now());
 	bcoz_process(t);
 }
 

@@ -63,6 +63,7 @@ struct bcoz_thread {
 	pid_t tid;
 	uint64_t local_delay;
 	uint64_t block_global;
+	uint64_t block_ts;		/* CLOCK_MONOTONIC at pre_block */
 	int blocked;
 	volatile int in_use;
 	volatile int pending;
@@ -83,8 +84,8 @@ int sampler_start(struct bcoz_thread *t);
 void sampler_stop(struct bcoz_thread *t);
 void sampler_enable(struct bcoz_thread *t, int on);
 /* Drain the ring buffer, calling cb for each sample. */
-typedef void (*sample_cb)(struct bcoz_thread *t, uint16_t misc, uint64_t weight,
-			  const uint64_t *ips, uint64_t nr, const uint64_t *stack,
+typedef void (*sample_cb)(struct bcoz_thread *t, uint16_t misc, uint64_t time,
+			  uint64_t weight, const uint64_t *ips, uint64_t nr, const uint64_t *stack,
 			  uint64_t nstack);
 #define BCOZ_STACK_BYTES	128
 void sampler_drain(struct bcoz_thread *t, sample_cb cb);

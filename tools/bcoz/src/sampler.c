@@ -45,7 +45,10 @@ static void make_attr(struct perf_event_attr *a, int blocked, int kernel)
 	a->type = PERF_TYPE_SOFTWARE;
 	a->config = PERF_COUNT_SW_TASK_CLOCK;
 	a->sample_period = BCOZ_PERIOD_NS;
-	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+	/* sample times on bcoz_now()'s clock: they place each delay in time */
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
 	if (blocked)
 		a->sample_type |= PERF_SAMPLE_WEIGHT;
 #ifdef __x86_64__
@@ -228,7 +231,7 @@ void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 		struct perf_event_header h;
 		uint64_t off = tail % size;
 		const uint64_t *p;
-		uint64_t nr = 0, weight = 1, nstack = 0;
+		uint64_t nr = 0, weight = 1, nstack = 0, time = 0;
 		const uint64_t *ips = NULL, *stack = NULL;
 
 		if (off + sizeof(h) <= size) {
@@ -261,13 +264,15 @@ void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 		if (h.type != PERF_RECORD_SAMPLE)
 			continue;
 		p = rec.u + 1;	/* after the 8-byte header */
-		/* field order: IP, CALLCHAIN, WEIGHT (see perf_event.h) */
+		/* field order: IP, TIME, CALLCHAIN, REGS, STACK, WEIGHT (perf_event.h) */
 		{
 			const uint64_t *end = (const uint64_t *)(rec.b + h.size);
 			uint64_t ip = 0;
 
 			if (sample_type & PERF_SAMPLE_IP)
 				ip = *p++;
+			if (sample_type & PERF_SAMPLE_TIME)
+				time = *p++;
 			if (sample_type & PERF_SAMPLE_CALLCHAIN) {
 				if (p >= end)
 					continue;
@@ -314,7 +319,7 @@ void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 				(void)ip;
 			}
 		}
-		cb(t, h.misc, weight, ips, nr, nstack ? stack : NULL, nstack);
+		cb(t, h.misc, time, weight, ips, nr, nstack ? stack : NULL, nstack);
 	}
 	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
 }

@@ -21,7 +21,10 @@ static long rounds = 100;
 
 static void __attribute__((noinline)) work(long n)
 {
-	for (long i = 0; i < n; i++) sink += i; /* WORK */
+	volatile unsigned long acc = 0;
+
+	for (long i = 0; i < n; i++) acc += i; /* WORK */
+	sink = acc;
 }
 
 static void *worker(void *arg)

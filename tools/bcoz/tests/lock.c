@@ -14,18 +14,30 @@
 
 #include "coz.h"
 
+/*
+ * Each loop counts in a variable on its own thread's stack: two adjacent
+ * globals share a cache line, and a loop would then run slower while the
+ * other thread runs, so the loops' costs would depend on each other and the
+ * ground truth below would not hold on an idle multi-core machine.
+ */
 static volatile unsigned long sink_l, sink_o;
 static long o_iters = 2500000, rounds = 200;
 static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
 
 static void __attribute__((noinline)) loop_l(long n)
 {
-	for (long i = 0; i < n; i++) sink_l += i; /* LOOP_L */
+	volatile unsigned long acc = 0;
+
+	for (long i = 0; i < n; i++) acc += i; /* LOOP_L */
+	sink_l = acc;
 }
 
 static void __attribute__((noinline)) loop_o(long n)
 {
-	for (long i = 0; i < n; i++) sink_o += i; /* LOOP_O */
+	volatile unsigned long acc = 0;
+
+	for (long i = 0; i < n; i++) acc += i; /* LOOP_O */
+	sink_o = acc;
 }
 
 static void *worker(void *arg)

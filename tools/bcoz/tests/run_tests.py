@@ -8,8 +8,7 @@ Numeric tests use programs whose answer is known by construction:
   lock - two threads serialised on a mutex around L (4 units), O (1 unit)
          outside: speeding L gives ~s; speeding O gives ~0.
 Experiments interleave the speedup levels inside one run (--speedups) so slow
-load drift on a shared machine cancels out.  Tolerances are +-15 points (+-10
-for "no effect").  A numeric test that fails is run once more
+load drift on a shared machine cancels out.  Tolerances are +-10 points.  A numeric test that fails is run once more
 (BCOZ_TEST_RETRIES) because one noisy run on a shared machine is not a
 bug; both attempts are printed.
 
@@ -30,7 +29,7 @@ SRC = os.path.dirname(HERE)
 BUILD = os.environ.get("BCOZ_BUILD", os.path.join(SRC, "..", "..", "build", "bcoz"))
 BCOZ = os.path.join(BUILD, "bcoz")
 SCALE = float(os.environ.get("BCOZ_TEST_SCALE", "1"))
-TOL = 15.0
+TOL = 10.0
 RETRIES = int(os.environ.get("BCOZ_TEST_RETRIES", "1"))
 
 sys.path.insert(0, HERE)

@@ -18,6 +18,12 @@
 
 #include "coz.h"
 
+/*
+ * Each loop counts in a variable on its own thread's stack: two adjacent
+ * globals share a cache line, and a loop would then run slower while the
+ * other thread runs, so the loops' costs would depend on each other and the
+ * ground truth below would not hold on an idle multi-core machine.
+ */
 static volatile unsigned long sink_a, sink_b;
 static long b_iters = 10000000, rounds = 100;
 static pthread_barrier_t bar;
@@ -33,12 +39,18 @@ static double cpu_now(void)
 
 static void __attribute__((noinline)) loop_a(long n)
 {
-	for (long i = 0; i < n; i++) sink_a += i; /* LOOP_A */
+	volatile unsigned long acc = 0;
+
+	for (long i = 0; i < n; i++) acc += i; /* LOOP_A */
+	sink_a = acc;
 }
 
 static void __attribute__((noinline)) loop_b(long n)
 {
-	for (long i = 0; i < n; i++) sink_b += i; /* LOOP_B */
+	volatile unsigned long acc = 0;
+
+	for (long i = 0; i < n; i++) acc += i; /* LOOP_B */
+	sink_b = acc;
 }
 
 static void *thread_a(void *arg)

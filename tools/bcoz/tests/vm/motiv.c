@@ -33,6 +33,12 @@
 
 static int fd;
 static char *wbuf, *rbuf;
+/*
+ * Each loop counts in a variable on its own thread's stack: two adjacent
+ * globals share a cache line, and a loop would then run slower while the
+ * other thread runs, so the loops' costs would depend on each other and the
+ * ground truth below would not hold on an idle multi-core machine.
+ */
 static volatile unsigned long sink_l, sink_h;
 static long light_iters, heavy_iters;
 static pthread_barrier_t bar;
@@ -50,12 +56,18 @@ static double now(void)
 
 static void __attribute__((noinline)) compute_light(long n)
 {
-	for (long i = 0; i < n; i++) sink_l += i; /* LIGHT */
+	volatile unsigned long acc = 0;
+
+	for (long i = 0; i < n; i++) acc += i; /* LIGHT */
+	sink_l = acc;
 }
 
 static void __attribute__((noinline)) compute_heavy(long n)
 {
-	for (long i = 0; i < n; i++) sink_h += i; /* HEAVY */
+	volatile unsigned long acc = 0;
+
+	for (long i = 0; i < n; i++) acc += i; /* HEAVY */
+	sink_h = acc;
 }
 
 static void __attribute__((noinline)) do_io(long it)

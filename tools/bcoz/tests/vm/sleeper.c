@@ -27,7 +27,10 @@ static double now(void)
 
 static void __attribute__((noinline)) compute(long n)
 {
-	for (long i = 0; i < n; i++) sink += i; /* COMPUTE */
+	volatile unsigned long acc = 0;
+
+	for (long i = 0; i < n; i++) acc += i; /* COMPUTE */
+	sink = acc;
 }
 
 int main(int argc, char **argv)
