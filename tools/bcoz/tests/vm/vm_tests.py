@@ -12,6 +12,8 @@ sleep-bound loop (tests/vm/sleeper.c):
       compute_heavy predicts no gain; the pread line and the I/O subclass
       predict a clear gain.
   sleeper: --blocked-scope b at 100 % predicts the sleep's measured share.
+  oversub (one thread more than CPUs, tests/vm/oversub.c): --blocked-scope s
+      at 100 % predicts the measured share of time spent waiting for a CPU.
 
 Each prediction comes from one run with --fixed-line/--blocked-scope and
 --speedups 0,50 (0,100 for the sleeper), so experiments at both levels
@@ -195,6 +197,30 @@ def main(argv):
                    "n/a" if share is None else "%.1f%%" % share))
     except RuntimeError as e:
         result(False, "sleeper", str(e))
+    # oversubscribed CPUs: speeding the scheduling subclass by 100 % removes
+    # the time the threads wait for a CPU
+    oversub = os.path.join(BUILD, "tests", "vm", "oversub")
+    prof = os.path.join(out, "oversub.coz")
+    try:
+        for attempt in range(TRIES):
+            if os.path.exists(prof):
+                os.unlink(prof)
+            so, st, dt = run("oversub", prof, ["--blocked-scope", "s", "--speedups",
+                                               "0,50,100" if demo else "0,100"],
+                             [oversub, str(secs), "20"])
+            m = re.search(r"sched_share=([0-9.]+)", so)
+            share = float(m.group(1)) * 100 if m else None
+            v, r = pred(prof, "SCHEDULING", 100)
+            ok = (v is not None and share is not None and share >= GAIN and
+                  abs(v - share) <= 12)
+            if ok:
+                break
+        result(ok, "oversub: scope s predicts the CPU-wait share",
+               "100%%: %s, CPU-wait share %s (+-12)" % (
+                   "n/a" if v is None else "%+.1f" % v,
+                   "n/a" if share is None else "%.1f%%" % share))
+    except RuntimeError as e:
+        result(False, "oversub", str(e))
     for n in notes:
         print("# " + n)
     print("# profiles, logs and plots in " + out)
