@@ -135,11 +135,26 @@ static void perf_blocked_siblings(struct perf_event *event, u64 out)
  */
 void perf_blocked_event_del(struct perf_event *event)
 {
-	u64 out = 0;
+	struct hw_perf_event *hwc = &event->hw;
+	s64 left = local64_read(&hwc->period_left);
+	u64 out = 0, due;
+
+	/*
+	 * The timer was already due when the task left the CPU: its
+	 * interrupt was held off on the way out, or a virtual CPU ran late.
+	 * Those grid points were on-CPU time; the next on-CPU sample carries
+	 * them, and the grid goes on from its first point still ahead.
+	 */
+	if (left <= 0 && hwc->sample_period) {
+		due = div64_u64(-left, hwc->sample_period) + 1;
+		hwc->blocked_owed += due;
+		local64_set(&hwc->period_left,
+			    left + due * hwc->sample_period);
+	}
 
 	if (current->blocked_class)
 		out = ktime_get_mono_fast_ns();
-	event->hw.blocked_out = out;
+	hwc->blocked_out = out;
 
 	if (out && event->cpu != -1)
 		perf_blocked_siblings(event, out);
