@@ -382,6 +382,7 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 static int runq_enabled;
 static int credit_measured;
 static uint64_t min_pause_ns = 20000;
+static int spin_pauses;		/* --blocked-scope s: see pause_ns() */
 static unsigned int pause_ticks = BCOZ_PAUSE_TICKS;
 static uint64_t timer_ns = BCOZ_TIMER_NS;
 
@@ -422,6 +423,23 @@ static void pause_ns(struct bcoz_thread *t, uint64_t ns)
 {
 	uint64_t t0 = bcoz_now(), el;
 	struct timespec ts = { ns / 1000000000ULL, ns % 1000000000ULL };
+
+	if (spin_pauses) {
+		/*
+		 * Speeding up the wait for a CPU: a sleeping pause would hand
+		 * its CPU to the threads whose waiting is being sped up, so
+		 * their waits (and the delays they earn) would shrink and the
+		 * prediction with them.  Stay on the CPU as the thread would,
+		 * sampled: its own waits for the CPU count as its hits.
+		 */
+		while (bcoz_now() - t0 < ns)
+			;
+		el = bcoz_now() - t0;
+		t->local_delay += ns;
+		t->paused_ns += el;
+		atomic_fetch_add(&total_pause_ns, el);
+		return;
+	}
 
 	/* no samples (and so no blocked samples) for our own pause */
 	sampler_enable(t, 0);
@@ -572,8 +590,15 @@ void bcoz_post_block(int skip)
 	 * Our local delay never overtakes the global one, or we would count
 	 * as sped up ourselves.
 	 */
-	if (skip && atomic_load(&exp_active))
+	if (skip && atomic_load(&exp_active)) {
+		/* our SIGPROF handler must not drain (and take the history's
+		 * lock) while we hold it: it defers to the drain below */
+		t->in_use = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		settle_wait(t, bcoz_now());
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->in_use = 0;
+	}
 	bcoz_process(t);
 }
 
@@ -990,6 +1015,7 @@ __attribute__((constructor)) static void bcoz_init(void)
 		case 's':
 			scope_class = BCOZ_MISC_SCHED;
 			scope_name = "SCHEDULING";
+			spin_pauses = !getenv("BCOZ_SLEEP_PAUSES");
 			break;
 		case 'b':
 			scope_class = BCOZ_MISC_OTHER;
