@@ -38,6 +38,9 @@ static int test__blocked_flamegraph(struct test_suite *test __maybe_unused,
 	static const char * const s1[] = { "app", "main", "compute" };
 	static const char * const s2[] = { "app", "main", "do_read", "pread64" };
 	static const char * const s3[] = { "app", "main", "take<lock>" };
+	/* a looping frame-pointer chain: the repeated unknown frame is drawn once */
+	static const char * const s4[] = { "app", "[unknown 0x1234]", "[unknown 0x1234]",
+					   "[unknown 0x1234]", "f", "f" };
 	struct blocked_fg *fg = blocked_fg__new();
 	char *folded = NULL, *svg = NULL;
 	int ret = TEST_FAIL;
@@ -80,6 +83,19 @@ static int test__blocked_flamegraph(struct test_suite *test __maybe_unused,
 		pr_debug("unexpected SVG\n");
 		goto out;
 	}
+	/* a looping frame-pointer chain is drawn once; recursion is kept */
+	blocked_fg__delete(fg);
+	free(folded);
+	folded = NULL;
+	fg = blocked_fg__new();
+	if (!fg || blocked_fg__add_stack(fg, s4, 6, BLOCKED_ONCPU, 2))
+		goto out;
+	folded = capture(fg, false);
+	if (!folded || strcmp(folded, "app;[unknown 0x1234];f;f 2\n")) {
+		pr_debug("folded output of a looping chain:\n%s", folded ?: "(none)");
+		goto out;
+	}
+
 	ret = TEST_OK;
 out:
 	free(folded);

@@ -26,7 +26,7 @@
 #define FG_MAX_DEPTH	512
 #define FG_WIDTH	1200
 #define FG_FRAME_H	16
-#define FG_PAD_TOP	60
+#define FG_PAD_TOP	80
 #define FG_PAD_BOTTOM	50
 #define FG_PAD_SIDE	10
 #define FG_FONT_W	6.6	/* average glyph width at font-size 11 */
@@ -135,6 +135,15 @@ int blocked_fg__add_stack(struct blocked_fg *fg, const char * const *frames,
 	fg_node__account(node, cls, count);
 	for (i = 0; i < nr; i++) {
 		if (!frames[i] || !frames[i][0])
+			continue;
+		/*
+		 * The same unresolved address again and again is a frame
+		 * pointer chain that loops (code built without frame
+		 * pointers), not recursion: draw it once, not as a tower
+		 * up to the callchain limit.
+		 */
+		if (i && frames[i - 1] && !strncmp(frames[i], "[unknown 0x", 11) &&
+		    !strcmp(frames[i], frames[i - 1]))
 			continue;
 		node = fg_node__child(node, frames[i]);
 		if (!node)
@@ -459,14 +468,14 @@ int blocked_fg__write_svg(struct blocked_fg *fg, FILE *fp, const char *title)
 		" sampling points; width = time on and off CPU; colour = where most of a frame's time went:</text>\n",
 		FG_PAD_SIDE, fg->root.total);
 
-	/* legend, with each class's share */
-	lx = FG_WIDTH / 2 + 30;
+	/* legend, with each class's share, on its own line */
+	lx = FG_PAD_SIDE;
 	for (i = 0; i < (int)ARRAY_SIZE(legend); i++) {
 		int r, g, b, cls = legend[i];
 
 		fg_color(cls, "legend", &r, &g, &b);
-		fprintf(fp, "<rect x=\"%.0f\" y=\"34\" width=\"12\" height=\"12\" fill=\"rgb(%d,%d,%d)\"/>"
-			"<text class=\"note\" x=\"%.0f\" y=\"44\">%s %.1f%%</text>\n",
+		fprintf(fp, "<rect x=\"%.0f\" y=\"52\" width=\"12\" height=\"12\" fill=\"rgb(%d,%d,%d)\"/>"
+			"<text class=\"note\" x=\"%.0f\" y=\"62\">%s %.1f%%</text>\n",
 			lx, r, g, b, lx + 15, blocked__name(cls),
 			100.0 * fg->root.cls[cls] / fg->root.total);
 		lx += 105;
