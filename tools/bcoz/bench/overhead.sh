@@ -6,7 +6,8 @@
 #   sample   bcoz run --fixed-speedup 0   (startup + sampling, no delays)
 #   full     bcoz run                     (default: random lines and speedups)
 # and splits the overhead of "full" into
-#   startup  = the runtime's own start-up time (debug info, perf setup)
+#   startup  = the launcher (python, measured as `bcoz run --help`) plus the
+#              runtime's own start-up time (debug info, perf setup)
 #   sampling = sample - plain - startup
 #   delays   = full - sample            (inserted virtual-speedup pauses)
 # all as % of the plain time.
@@ -19,7 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=${BCOZ_BUILD:-$here/../../../build/bcoz}
 build=$(cd "$build" && pwd)
 bcoz=$build/bcoz
-reps=3 scale=1
+reps=5 scale=1
 while getopts r:s:h o; do
 	case $o in
 	r) reps=$OPTARG ;;
@@ -61,6 +62,12 @@ timed() {
 	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", b - a }'
 }
 
+# the launcher's own cost: start python, parse, exec
+L=$(for ((i = 0; i < 5; i++)); do
+	t0=$(now); "$bcoz" run --help >/dev/null 2>&1; t1=$(now)
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", b - a }'
+done | median)
+echo "launcher: ${L}s per run"
 printf "%-9s %8s %8s %8s | %8s %8s %8s %8s\n" example plain_s sample_s full_s \
 	startup% sampling% delays% total%
 sum=0 cnt=0
@@ -78,8 +85,8 @@ for ex in "${examples[@]}"; do
 	s=$(printf "%s\n" "${S[@]}" | median)
 	f=$(printf "%s\n" "${F[@]}" | median)
 	u=$(printf "%s\n" "${U[@]}" | median)
-	read -r st sa de to < <(awk -v p="$p" -v s="$s" -v f="$f" -v u="$u" 'BEGIN {
-		st = u / 1e9 / p * 100; sa = (s - p) / p * 100 - st; de = (f - s) / p * 100
+	read -r st sa de to < <(awk -v p="$p" -v s="$s" -v f="$f" -v u="$u" -v l="$L" 'BEGIN {
+		st = (u / 1e9 + l) / p * 100; sa = (s - p) / p * 100 - st; de = (f - s) / p * 100
 		printf "%.1f %.1f %.1f %.1f\n", st, sa, de, (f - p) / p * 100 }')
 	printf "%-9s %8.3f %8.3f %8.3f | %8s %8s %8s %8s\n" "$name" "$p" "$s" "$f" "$st" "$sa" \
 		"$de" "$to"
