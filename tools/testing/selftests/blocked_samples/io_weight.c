@@ -158,8 +158,13 @@ TEST_F_TIMEOUT(io_weight, odirect_reads, 200)
 	BS_EXPECT_NEAR("blocked weight vs off-CPU time from switch records", all_w, off_ms, 0.25);
 	/* ... which is mostly the I/O wait plus its wake-up delay ... */
 	EXPECT_LE(all_w * 0.9, i_w + s_w);
-	/* ... and the biggest part of it is the I/O wait. */
-	EXPECT_LE(off_ms / 2, i_w) TH_LOG("[I] weight %llu, off-CPU time %.2f ms",
+	/*
+	 * ... and a good part of it is the I/O wait.  Under TCG the wake-up
+	 * after each completion takes about as long as a 64 KiB read (an idle
+	 * vCPU has to be kicked out of halt): [I] measured 46-68 % of the
+	 * off-CPU time, [S] the rest.
+	 */
+	EXPECT_LE(off_ms / 3, i_w) TH_LOG("[I] weight %llu, off-CPU time %.2f ms",
 					   (unsigned long long)i_w, off_ms);
 	EXPECT_EQ(0, bs_sum_weight(&ev.smp, tid, BS_L));
 	BS_EXPECT_CONTEXT(&ev.smp, tid, BS_I, geteuid() == 0);
