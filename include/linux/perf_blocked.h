@@ -70,11 +70,15 @@ static inline void perf_blocked_switch_out(struct task_struct *prev,
 
 /*
  * __schedule(), after context_switch() returned: current runs again and
- * every event of its context has been through pmu::add().
+ * every event of its context has been through pmu::add().  Most switches
+ * are of tasks without an interval in flight: test, do not store.
+ * A wake-up time left behind without a class (perf attached while the task
+ * slept) is harmless: the next sleep's wake-up overwrites it before it is
+ * read, and a preemption does not read it.
  */
 static inline void perf_blocked_switch_done(struct task_struct *curr)
 {
-	if (!perf_blocked_enabled())
+	if (!perf_blocked_enabled() || !curr->blocked_class)
 		return;
 
 	curr->blocked_class = PERF_BLOCKED_NONE;
