@@ -131,8 +131,10 @@ static void unprivileged_child(struct result *r)
 		 * frameless code (the vDSO clock read of the spin), where the
 		 * user chain is the IP alone: that is still a user chain.
 		 */
-		if (bs_chain_user_entries(s) < (bs_sample_class(s) == BS_B ? 2 : 1))
+		if (bs_chain_user_entries(s) < (bs_sample_class(s) == BS_B ? 2 : 1)) {
 			r->no_user_chain++;
+			problem(r, "short user chain in blocked sample at ip", s->ip);
+		}
 	}
 	bs_event_close(&ev);
 }
