@@ -245,7 +245,7 @@ static void delay_hist_add(uint64_t time, uint64_t delay)
  * A thread that blocked at @from owing @debt is woken at @to.  Had every
  * delay been published the moment it was earned, it would have paused
  * first, earning more debt for each delay dated inside that pause, and
- * blocked only once even.  Did that happen before @to (1), or would it
+ * blocked only once caught up.  Did that happen before @to (1), or would it
  * still have been pausing when woken (0)?  -1: beyond the history.
  */
 static int delay_hist_caught_up(uint64_t from, uint64_t to, uint64_t debt)
