@@ -434,18 +434,13 @@ static void pause_ns(struct bcoz_thread *t, uint64_t ns)
 		 */
 		while (bcoz_now() - t0 < ns)
 			;
-		el = bcoz_now() - t0;
-		t->local_delay += ns;
-		t->paused_ns += el;
-		atomic_fetch_add(&total_pause_ns, el);
-		return;
+	} else {
+		/* no samples (and so no blocked samples) for our own pause */
+		sampler_enable(t, 0);
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+		sampler_enable(t, 1);
 	}
-
-	/* no samples (and so no blocked samples) for our own pause */
-	sampler_enable(t, 0);
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-	sampler_enable(t, 1);
 	el = bcoz_now() - t0;
 	/*
 	 * Credit what was owed, not the oversleep: a late wake-up (timer slack,
@@ -453,9 +448,10 @@ static void pause_ns(struct bcoz_thread *t, uint64_t ns)
 	 * global delay.  COZ credits the measured sleep; on the busy 2-vCPU test
 	 * machine that made "no effect" lines read -20 points (every oversleep
 	 * is pushed to all threads, and pauses cascade), while crediting the
-	 * debt kept them within +-5.  BCOZ_CREDIT_MEASURED=1 restores COZ's rule.
+	 * debt kept them within +-5.  BCOZ_CREDIT_MEASURED=1 restores COZ's rule
+	 * (for sleeping pauses; a spin ends on time).
 	 */
-	t->local_delay += credit_measured ? el : ns;
+	t->local_delay += credit_measured && !spin_pauses ? el : ns;
 	t->paused_ns += el;
 	atomic_fetch_add(&total_pause_ns, el);
 }

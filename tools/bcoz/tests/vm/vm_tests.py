@@ -183,62 +183,55 @@ def main(argv):
                            stderr=subprocess.DEVNULL)
         notes.append("case %d: %s" % (case, got))
 
+    def subclass_case(tag, scope, sel, cmd, share_of, accept, what, want):
+        """--blocked-scope SCOPE at 100 % against a share the program measured."""
+        prof = os.path.join(out, tag + ".coz")
+        v = share = None
+        try:
+            for attempt in range(TRIES):
+                if os.path.exists(prof):
+                    os.unlink(prof)
+                so, st, dt = run(tag, prof, ["--blocked-scope", scope, "--speedups",
+                                             "0,50,100" if demo else "0,100"], cmd)
+                share = share_of(so)
+                v, r = pred(prof, sel, 100)
+                ok = v is not None and share is not None and accept(v, share)
+                if ok:
+                    break
+            result(ok, "%s: scope %s predicts the %s" % (tag, scope, what),
+                   "100%%: %s, %s %s (%s)" % (
+                       "n/a" if v is None else "%+.1f" % v, what,
+                       "n/a" if share is None else "%.1f%%" % share, want))
+        except RuntimeError as e:
+            result(False, tag, str(e))
+
+    def share_in(text, key):
+        m = re.search(key + r"=([0-9.]+)", text)
+        return float(m.group(1)) * 100 if m else None
+
     # sleep-bound loop: speeding the OTHER subclass by 100 % removes the sleep
     sleeper = os.path.join(BUILD, "tests", "vm", "sleeper")
-    prof = os.path.join(out, "sleeper.coz")
-    try:
-        for attempt in range(TRIES):
-            if os.path.exists(prof):
-                os.unlink(prof)
-            so, st, dt = run("sleeper", prof, ["--blocked-scope", "b", "--speedups",
-                                               "0,50,100" if demo else "0,100"],
-                             [sleeper, str(secs), "10", "10"])
-            m = re.search(r"sleep_share=([0-9.]+)", so)
-            share = float(m.group(1)) * 100 if m else None
-            v, r = pred(prof, "OTHER", 100)
-            ok = v is not None and share is not None and abs(v - share) <= 12
-            if ok:
-                break
-        result(ok, "sleeper: scope b predicts the sleep share",
-               "100%%: %s, sleep share %s (+-12)" % (
-                   "n/a" if v is None else "%+.1f" % v,
-                   "n/a" if share is None else "%.1f%%" % share))
-    except RuntimeError as e:
-        result(False, "sleeper", str(e))
+    subclass_case("sleeper", "b", "OTHER", [sleeper, str(secs), "10", "10"],
+                  lambda so: share_in(so, "sleep_share"),
+                  lambda v, share: abs(v - share) <= 12, "sleep share", "+-12")
+
     # oversubscribed CPUs: speeding the scheduling subclass by 100 % removes
-    # the time the threads wait for a CPU
+    # the time the threads wait for a CPU.  The truth comes from a plain run:
+    # under bcoz the pauses of the 100 % experiments would count as waiting.
     oversub = os.path.join(BUILD, "tests", "vm", "oversub")
-    prof = os.path.join(out, "oversub.coz")
-    try:
-        # the truth comes from a plain run: under bcoz the pauses of the
-        # 100 % experiments would count as waiting
-        p = subprocess.run([oversub, str(secs), "20"], capture_output=True, text=True,
-                           timeout=max(120, 20 * secs))
-        m = re.search(r"sched_share=([0-9.]+)", p.stdout)
-        share = float(m.group(1)) * 100 if m else None
-        for attempt in range(TRIES):
-            if os.path.exists(prof):
-                os.unlink(prof)
-            # twice as long: three threads time-sharing two CPUs vary more
-            # from experiment to experiment than the other programs
-            so, st, dt = run("oversub", prof, ["--blocked-scope", "s", "--speedups",
-                                               "0,50,100" if demo else "0,100"],
-                             [oversub, str(2 * secs), "20"])
-            v, r = pred(prof, "SCHEDULING", 100)
-            # Virtual speedup under-predicts here: measured 0.48-0.78 of
-            # the share with spinning pauses (sleeping ones: 0.4-0.6), see
-            # Documentation/bcoz/bcoz.rst.  Asserted: a clear gain, at
-            # least a third of the share, and never more than it + 12.
-            ok = (v is not None and share is not None and share >= GAIN and
-                  max(GAIN, share / 3) <= v <= share + 12)
-            if ok:
-                break
-        result(ok, "oversub: scope s predicts the CPU-wait share",
-               "100%%: %s, CPU-wait share %s (want a third of it to +12)" % (
-                   "n/a" if v is None else "%+.1f" % v,
-                   "n/a" if share is None else "%.1f%%" % share))
-    except RuntimeError as e:
-        result(False, "oversub", str(e))
+    p = subprocess.run([oversub, str(secs), "20"], capture_output=True, text=True,
+                       timeout=max(120, 20 * secs))
+    wait_share = share_in(p.stdout, "sched_share")
+    # Twice as long: three threads time-sharing two CPUs vary more from
+    # experiment to experiment than the other programs.  Virtual speedup
+    # under-predicts here: measured 0.48-0.78 of the share with spinning
+    # pauses (sleeping ones: 0.4-0.6), see Documentation/bcoz/bcoz.rst.
+    # Asserted: a clear gain, at least a third of the share, and never more
+    # than it + 12.
+    subclass_case("oversub", "s", "SCHEDULING", [oversub, str(2 * secs), "20"],
+                  lambda so: wait_share,
+                  lambda v, share: share >= GAIN and max(GAIN, share / 3) <= v <= share + 12,
+                  "CPU-wait share", "want a third of it to +12")
     for n in notes:
         print("# " + n)
     print("# profiles, logs and plots in " + out)
