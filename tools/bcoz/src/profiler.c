@@ -109,6 +109,7 @@ static int follow_exec;
 static unsigned long profiler_thr;
 static uint64_t start_ns, startup_cost_ns;
 static uint64_t nexperiments;
+static uint64_t end_after;		/* --experiments N: end the program after N */
 
 struct bcoz_thread *bcoz_self(void)
 {
@@ -763,6 +764,22 @@ static void write_samples(void)
 	}
 }
 
+static void write_stats(void);
+
+/*
+ * --experiments N: the profile is complete, so end the program the way
+ * timeout(1) does, with SIGTERM to the process.  A program that handles it
+ * finishes on its own terms (and may print its results); the statistics are
+ * written first because the default action does not run destructors.
+ */
+static void end_program(void)
+{
+	write_stats();
+	bcoz_msg("%llu experiments done (--experiments): profile complete; ending the program "
+		 "with SIGTERM\n", (unsigned long long)nexperiments);
+	kill(getpid(), SIGTERM);
+}
+
 static void *profiler_main(void *arg)
 {
 	uint64_t len = BCOZ_MIN_EXP_NS;
@@ -857,11 +874,15 @@ static void *profiler_main(void *arg)
 			len *= 2;
 		else if (mind != UINT64_MAX && mind > 4 * BCOZ_MIN_DELTA && len >= 2 * BCOZ_MIN_EXP_NS)
 			len /= 2;
+		if (end_after && nexperiments >= end_after)
+			break;
 		if (nexperiments % 32 == 0)
 			write_samples();
 		nap(BCOZ_COOLOFF_NS);
 	}
 	write_samples();
+	if (end_after && nexperiments >= end_after)
+		end_program();
 	return NULL;
 }
 
@@ -911,6 +932,10 @@ static void diagnose(void)
 			bcoz_msg("progress point '%s': %llu visits\n", points[i].name,
 				 (unsigned long long)c);
 	}
+	if (end_after && nexperiments && nexperiments < end_after)
+		bcoz_msg("warning: the program ended after %llu of the %llu experiments asked for "
+			 "with --experiments; the profile holds what was done\n",
+			 (unsigned long long)nexperiments, (unsigned long long)end_after);
 	if (!nexperiments) {
 		if (atomic_load(&next_line) < 0 && fixed_line < 0 && !scope_class &&
 		    !atomic_load(&total_samples))
@@ -985,6 +1010,17 @@ __attribute__((constructor)) static void bcoz_init(void)
 			_exit(2);
 		}
 		fixed_speedup = v;
+	}
+	e = getenv("BCOZ_EXPERIMENTS");
+	if (e && *e) {
+		char *end;
+		long long v = strtoll(e, &end, 10);
+
+		if (*end || v < 1 || v > 1000000) {
+			bcoz_msg("error: --experiments '%s': want a count from 1 to 1000000\n", e);
+			_exit(2);
+		}
+		end_after = v;
 	}
 	e = getenv("BCOZ_SPEEDUPS");
 	if (e && *e && fixed_speedup < 0) {
@@ -1087,10 +1123,37 @@ __attribute__((constructor)) static void bcoz_init(void)
 			 bcoz_kernel_callchains ? "on" : "off", startup_cost_ns / 1e6);
 }
 
+/* BCOZ_STATS=FILE: one line of counters per process, appended once */
+static void write_stats(void)
+{
+	static _Atomic int written;
+	const char *stats = getenv("BCOZ_STATS");
+	char buf[512];
+	int fd, n, expect = 0;
+
+	if (!stats || !*stats || !atomic_compare_exchange_strong(&written, &expect, 1))
+		return;
+	n = snprintf(buf, sizeof(buf),
+		     "startup_ns=%llu runtime_ns=%llu global_delay_ns=%llu "
+		     "pause_ns=%llu experiments=%llu samples=%llu blocked=%llu lock=%llu\n",
+		     (unsigned long long)startup_cost_ns,
+		     (unsigned long long)(bcoz_now() - start_ns),
+		     (unsigned long long)atomic_load(&global_delay),
+		     (unsigned long long)atomic_load(&total_pause_ns),
+		     (unsigned long long)nexperiments,
+		     (unsigned long long)atomic_load(&total_samples),
+		     (unsigned long long)atomic_load(&blocked_samples_seen),
+		     (unsigned long long)atomic_load(&lock_samples));
+	fd = open(stats, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, buf, n) < 0)
+		bcoz_msg("warning: cannot write %s\n", stats);
+	if (fd >= 0)
+		close(fd);
+}
+
 void bcoz_shutdown(void)
 {
 	struct bcoz_thread *t = self_thread;
-	const char *stats;
 	int expect = 0;
 
 	if (!bcoz_active || !atomic_compare_exchange_strong(&shut_once, &expect, 1))
@@ -1106,28 +1169,7 @@ void bcoz_shutdown(void)
 	if (atomic_load(&total_lost))
 		bcoz_msg("warning: %llu sample records were lost (ring buffer full)\n",
 			 (unsigned long long)atomic_load(&total_lost));
-	stats = getenv("BCOZ_STATS");
-	if (stats && *stats) {
-		int fd = open(stats, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		char buf[512];
-		int n = snprintf(buf, sizeof(buf),
-				 "startup_ns=%llu runtime_ns=%llu global_delay_ns=%llu "
-				 "pause_ns=%llu experiments=%llu samples=%llu blocked=%llu lock=%llu\n",
-				 (unsigned long long)startup_cost_ns,
-				 (unsigned long long)(bcoz_now() - start_ns),
-				 (unsigned long long)atomic_load(&global_delay),
-				 (unsigned long long)atomic_load(&total_pause_ns),
-				 (unsigned long long)nexperiments,
-				 (unsigned long long)atomic_load(&total_samples),
-				 (unsigned long long)atomic_load(&blocked_samples_seen),
-				 (unsigned long long)atomic_load(&lock_samples));
-
-		if (fd >= 0) {
-			if (write(fd, buf, n) < 0)
-				bcoz_msg("warning: cannot write %s\n", stats);
-			close(fd);
-		}
-	}
+	write_stats();
 	if (out_fd >= 0)
 		close(out_fd);
 	out_fd = -1;

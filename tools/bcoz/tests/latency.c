@@ -6,6 +6,7 @@
  * mode: "plain" (default), "pthread_exit" (main leaves with pthread_exit while
  * a worker still runs), "fork" (a forked child runs and exits), "noprogress"
  * (the progress point is never reached), "exec" (re-exec /bin/true at the end)
+ * rounds 0: run until SIGTERM/SIGINT (bcoz run --experiments N sends it).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "coz.h"
+#include "stop.h"
 
 static volatile unsigned long sink;
 static long rounds = 100;
@@ -39,7 +41,7 @@ static void *worker(void *arg)
 		}
 		return NULL;
 	}
-	for (long r = 0; r < rounds; r++) {
+	for (long r = 0; rounds ? r < rounds : !stop_requested; r++) {
 		COZ_BEGIN("request");
 		work(2000000);
 		COZ_END("request");
@@ -55,6 +57,7 @@ int main(int argc, char **argv)
 
 	if (argc > 1)
 		rounds = atol(argv[1]);
+	catch_stop_signals();
 	if (!strcmp(mode, "fork")) {
 		pid_t p = fork();
 

@@ -7,12 +7,14 @@
  * nothing.
  *
  *   lock [rounds] [o_iterations]
+ * rounds 0: run until SIGTERM/SIGINT (bcoz run --experiments N sends it).
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "coz.h"
+#include "stop.h"
 
 /*
  * Each loop counts in a variable on its own thread's stack: two adjacent
@@ -23,6 +25,7 @@
 static volatile unsigned long sink_l, sink_o;
 static long o_iters = 2500000, rounds = 200;
 static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
+static long rounds_done;
 
 static void __attribute__((noinline)) loop_l(long n)
 {
@@ -42,12 +45,13 @@ static void __attribute__((noinline)) loop_o(long n)
 
 static void *worker(void *arg)
 {
-	for (long r = 0; r < rounds; r++) {
+	for (long r = 0; rounds ? r < rounds : !stop_requested; r++) {
 		pthread_mutex_lock(&mtx);
 		loop_l(4 * o_iters);
 		pthread_mutex_unlock(&mtx);
 		loop_o(o_iters);
 		COZ_PROGRESS; /* PROGRESS */
+		__atomic_add_fetch(&rounds_done, 1, __ATOMIC_RELAXED);
 	}
 	return arg;
 }
@@ -60,10 +64,11 @@ int main(int argc, char **argv)
 		rounds = atol(argv[1]);
 	if (argc > 2)
 		o_iters = atol(argv[2]);
+	catch_stop_signals();
 	for (int i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, worker, NULL);
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
-	printf("lock: %ld rounds done\n", rounds);
+	printf("lock: %ld rounds done\n", rounds_done);
 	return 0;
 }

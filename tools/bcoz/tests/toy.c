@@ -10,6 +10,7 @@
  * (cpu_a_ms, cpu_b_ms); the tests derive the expected curve from these.
  *
  *   toy [rounds] [b_iterations]
+ * rounds 0: run until SIGTERM/SIGINT (bcoz run --experiments N sends it).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <time.h>
 
 #include "coz.h"
+#include "stop.h"
 
 /*
  * Each loop counts in a variable on its own thread's stack: two adjacent
@@ -28,6 +30,8 @@ static volatile unsigned long sink_a, sink_b;
 static long b_iters = 10000000, rounds = 100;
 static pthread_barrier_t bar;
 static double cpu_a, cpu_b;
+static volatile int last_round;	/* thread A decides, both threads obey */
+static long rounds_done;
 
 static double cpu_now(void)
 {
@@ -55,25 +59,35 @@ static void __attribute__((noinline)) loop_b(long n)
 
 static void *thread_a(void *arg)
 {
-	for (long r = 0; r < rounds; r++) {
+	for (long r = 0;; r++) {
 		double t0 = cpu_now();
 
 		loop_a(2 * b_iters);
 		cpu_a += cpu_now() - t0;
+		last_round = rounds ? r + 1 >= rounds : stop_requested;
 		pthread_barrier_wait(&bar);
 		COZ_PROGRESS; /* PROGRESS */
+		rounds_done++;
+		pthread_barrier_wait(&bar);	/* B has read last_round */
+		if (last_round)
+			break;
 	}
 	return arg;
 }
 
 static void *thread_b(void *arg)
 {
-	for (long r = 0; r < rounds; r++) {
+	for (;;) {
 		double t0 = cpu_now();
+		int last;
 
 		loop_b(b_iters);
 		cpu_b += cpu_now() - t0;
 		pthread_barrier_wait(&bar);
+		last = last_round;	/* set before the first barrier, stable until the second */
+		pthread_barrier_wait(&bar);
+		if (last)
+			break;
 	}
 	return arg;
 }
@@ -86,11 +100,12 @@ int main(int argc, char **argv)
 		rounds = atol(argv[1]);
 	if (argc > 2)
 		b_iters = atol(argv[2]);
+	catch_stop_signals();
 	pthread_barrier_init(&bar, NULL, 2);
 	pthread_create(&a, NULL, thread_a, NULL);
 	pthread_create(&b, NULL, thread_b, NULL);
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
-	printf("toy: %ld rounds done cpu_a_ms=%.1f cpu_b_ms=%.1f\n", rounds, cpu_a, cpu_b);
+	printf("toy: %ld rounds done cpu_a_ms=%.1f cpu_b_ms=%.1f\n", rounds_done, cpu_a, cpu_b);
 	return 0;
 }

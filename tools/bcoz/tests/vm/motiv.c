@@ -14,7 +14,9 @@
  * cases keep their meaning under KVM, TCG or on a fast host.
  *
  *   motiv PATH CASE SECONDS [ROUNDS]
- * SECONDS 0 means: run exactly ROUNDS iterations (fixed work, for benchmarks).
+ * SECONDS 0 means: run exactly ROUNDS iterations (fixed work, for benchmarks),
+ * or without ROUNDS until SIGTERM/SIGINT (bcoz run --experiments N sends it).
+ * The signal ends any run at the next round.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +29,7 @@
 #include <unistd.h>
 
 #include "coz.h"
+#include "../stop.h"
 
 #define NREADS		8
 #define SPAN		(4 << 20)	/* offsets used within the first 4 MiB */
@@ -95,7 +98,8 @@ static void *thread1(void *arg)
 	for (long it = 0;; it++) {
 		compute_light(light_iters);
 		do_io(it);
-		if (seconds > 0 ? now() - t0 > seconds : it + 1 >= max_rounds)
+		if (stop_requested ||
+		    (seconds > 0 ? now() - t0 > seconds : max_rounds && it + 1 >= max_rounds))
 			stop = 1;
 		pthread_barrier_wait(&bar);
 		COZ_PROGRESS; /* PROGRESS */
@@ -134,7 +138,8 @@ int main(int argc, char **argv)
 	}
 	cs = atoi(argv[2]);
 	seconds = atof(argv[3]);
-	max_rounds = argc > 4 ? atol(argv[4]) : 1000;
+	max_rounds = argc > 4 ? atol(argv[4]) : 0;
+	catch_stop_signals();
 	fd = open(argv[1], O_RDWR | O_CREAT | O_DIRECT, 0600);
 	if (fd < 0 && errno == EINVAL) {
 		fprintf(stderr, "motiv: O_DIRECT not supported on %s, using O_DSYNC\n", argv[1]);

@@ -11,6 +11,7 @@
  * sched_share.
  *
  *   oversub SECONDS COMPUTE_MS [THREADS]   (THREADS defaults to CPUs + 1)
+ * SECONDS 0: until SIGTERM/SIGINT (bcoz run --experiments N sends it).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "coz.h"
+#include "../stop.h"
 
 static volatile unsigned long sink;
 static pthread_barrier_t bar;
@@ -73,10 +75,11 @@ int main(int argc, char **argv)
 	double t0, wall;
 	pthread_t *t;
 
-	if (n < 1 || n > 64 || secs <= 0 || cms <= 0) {
+	if (n < 1 || n > 64 || secs < 0 || cms <= 0) {
 		fprintf(stderr, "usage: oversub SECONDS COMPUTE_MS [THREADS 1-64]\n");
 		return 2;
 	}
+	catch_stop_signals();
 	t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
 	compute(2000000);
 	iters = (long)(cms / 1e3 / ((clock_s(CLOCK_THREAD_CPUTIME_ID) - t0) / 2000000));
@@ -88,7 +91,7 @@ int main(int argc, char **argv)
 	/* main decides when to stop, at a round boundary */
 	for (;;) {
 		pthread_barrier_wait(&bar);
-		stop = clock_s(CLOCK_MONOTONIC) - t0 >= secs;
+		stop = stop_requested || (secs > 0 && clock_s(CLOCK_MONOTONIC) - t0 >= secs);
 		pthread_barrier_wait(&bar);
 		if (stop)
 			break;

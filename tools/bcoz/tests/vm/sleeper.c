@@ -7,6 +7,7 @@
  * prints as sleep_share.
  *
  *   sleeper SECONDS COMPUTE_MS SLEEP_MS
+ * SECONDS 0: until SIGTERM/SIGINT (bcoz run --experiments N sends it).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "coz.h"
+#include "../stop.h"
 
 static volatile unsigned long sink;
 
@@ -39,12 +41,13 @@ int main(int argc, char **argv)
 	double sms = argc > 3 ? atof(argv[3]) : 5, t0, per, slept = 0, start;
 	long n, rounds = 0;
 
+	catch_stop_signals();
 	t0 = now();
 	compute(2000000);
 	per = (now() - t0) / 2000000;
 	n = (long)(cms / 1e3 / per);
 	start = now();
-	while (now() - start < secs) {
+	while (!stop_requested && (secs <= 0 || now() - start < secs)) {
 		double s;
 
 		compute(n);
