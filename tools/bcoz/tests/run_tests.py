@@ -2,22 +2,37 @@
 # SPDX-License-Identifier: GPL-2.0
 """bcoz host test suite (works on a stock kernel: on-CPU profiling only).
 
-Numeric tests use programs whose answer is known by construction:
+Numeric tests use programs whose answer is known by construction and whose
+ground truth is measured in the same run:
   toy  - loops A (2 units) and B (1 unit) run in parallel per progress visit:
-         speeding A by s gives ~s up to 50 % then flat; speeding B gives ~0.
+         speeding A by s gives ~s up to where B becomes critical, then flat;
+         speeding B gives ~0.  The program reports each loop's CPU time, and
+         the expected curve is computed from those (the loops need not run
+         at the same speed on this machine).
   lock - two threads serialised on a mutex around L (4 units), O (1 unit)
          outside: speeding L gives ~s; speeding O gives ~0.
-Experiments interleave the speedup levels inside one run (--speedups) so slow
-load drift on a shared machine cancels out.  Tolerances are +-10 points.  A numeric test that fails is run once more
-(BCOZ_TEST_RETRIES) because one noisy run on a shared machine is not a
-bug; both attempts are printed.
+Every causal run is sized by its outcome, not by an amount of work: the
+program loops until `bcoz run --experiments N` has N experiments and sends
+SIGTERM; a run that does not get there within BCOZ_TEST_TIMEOUT seconds
+(default 300) fails saying so.  Experiments interleave the speedup levels
+inside one run (--speedups), so slow load drift cancels out.  Tolerances are
++-10 points.
 
-Environment: BCOZ_BUILD (build dir), BCOZ_TEST_SCALE (work multiplier, default 1).
-Prints "N passed, N failed"; exits 1 on any failure.
+As root, with RT throttling active (the kernel keeps 5 % of each CPU for
+everybody else), the numeric runs use SCHED_FIFO (`chrt -f 1`): causal
+profiling measures wall time, and a CPU hog beside the test would otherwise
+take a varying share of the CPUs from the program.  BCOZ_TEST_RT=0 turns this
+off.  With fewer than 2 usable CPUs (taskset -c 0) the tests whose ground
+truth is "the two threads run in parallel" are skipped, with that reason.
+
+Environment: BCOZ_BUILD (build dir), BCOZ_TEST_TIMEOUT, BCOZ_TEST_RT.
+Prints TAP (tests/tap.py); exits 1 on any failure.
 """
+import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -28,18 +43,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(HERE)
 BUILD = os.environ.get("BCOZ_BUILD", os.path.join(SRC, "..", "..", "build", "bcoz"))
 BCOZ = os.path.join(BUILD, "bcoz")
-SCALE = float(os.environ.get("BCOZ_TEST_SCALE", "1"))
 TOL = 10.0
-RETRIES = int(os.environ.get("BCOZ_TEST_RETRIES", "1"))
+TIMEOUT = float(os.environ.get("BCOZ_TEST_TIMEOUT", "300"))
+NCPU = len(os.sched_getaffinity(0))
 
 sys.path.insert(0, HERE)
 import unit_tests  # noqa: E402
+from tap import Tap  # noqa: E402
 
 unit_tests.B = unit_tests.load_bcoz(os.path.join(SRC, "bcoz"))
 B = unit_tests.B
 
-results = []
 TMP = tempfile.mkdtemp(prefix="bcoz-test-")
+
+
+class Skip(Exception):
+    pass
 
 
 def marker_line(src, marker):
@@ -51,19 +70,13 @@ def marker_line(src, marker):
 
 
 def rt_prefix():
-    """SCHED_FIFO for the timing-sensitive runs, when safe.
+    """`chrt -f 1` for the timing-sensitive runs, when it is safe.
 
-    Causal profiling measures wall time.  On a machine shared with other busy
-    processes a thread gets a varying fraction of a CPU, and without blocked
-    samples ([S]) that time-sharing is only approximated (run-queue
-    compensation), so predictions wander.  With BCOZ_TEST_RT=1, as root and
-    with RT throttling active (the kernel keeps 5 % of each CPU for everybody
-    else, so a runaway test cannot lock the machine), the numeric runs use
-    `chrt -f 1`.  Off by default: it starves the other users of the machine,
-    and on an oversubscribed VM it pins each thread to one unevenly fast vCPU,
-    which the CPU-time-based ground truth below handles anyway.
+    Only as root, and only with RT throttling active (sched_rt_runtime_us
+    below the period), so a runaway test cannot lock the machine.
     """
-    if not os.environ.get("BCOZ_TEST_RT") or os.geteuid() != 0 or not shutil.which("chrt"):
+    if os.environ.get("BCOZ_TEST_RT", "1") == "0" or os.geteuid() != 0 or \
+            not shutil.which("chrt"):
         return []
     try:
         with open("/proc/sys/kernel/sched_rt_runtime_us") as f:
@@ -74,13 +87,20 @@ def rt_prefix():
         return []
     if rt <= 0 or rt >= per:
         return []
+    if subprocess.run(["chrt", "-f", "1", "true"], capture_output=True).returncode:
+        return []
     return ["chrt", "-f", "1"]
 
 
 RT = rt_prefix()
 
 
-def run(args, prog, timeout=240, env=None, rt=False):
+def run(args, prog, experiments=None, timeout=None, env=None, rt=False):
+    """bcoz run ARGS --- PROG; with EXPERIMENTS, the program (started with
+    rounds 0) runs until bcoz has that many experiments."""
+    timeout = timeout or TIMEOUT
+    if experiments:
+        args = ["--experiments", str(experiments)] + args
     cmd = (RT if rt else []) + [BCOZ, "run"] + args + ["---"] + prog
     e = dict(os.environ)
     e.update(env or {})
@@ -88,7 +108,11 @@ def run(args, prog, timeout=240, env=None, rt=False):
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e)
     except subprocess.TimeoutExpired:
-        raise AssertionError("timed out after %ds (hang?): %s" % (timeout, " ".join(cmd)))
+        what = ("%d experiments were not done" % experiments) if experiments else \
+            "the run did not end"
+        raise AssertionError("%s within %.0f s (a hang, or a machine too slow for this "
+                             "test; BCOZ_TEST_TIMEOUT raises the limit): %s"
+                             % (what, timeout, " ".join(cmd)))
     return p.returncode, p.stdout, p.stderr, time.time() - t0
 
 
@@ -122,8 +146,11 @@ def prog(name):
     return os.path.join(BUILD, "tests", name)
 
 
-def n(x):
-    return str(int(x * SCALE))
+def need_two_cpus():
+    if NCPU < 2:
+        raise Skip("needs 2 usable CPUs, has %d: the ground truth (each round takes "
+                   "as long as the slower of two threads running in parallel) does "
+                   "not hold when they take turns on one CPU" % NCPU)
 
 
 # ---------------------------------------------------------------- tests
@@ -131,9 +158,9 @@ def n(x):
 def toy_truth(out):
     """Expected program speedups from the loops' measured CPU times.
 
-    By construction loop A does 2x loop B's work, so B/A = 0.5.  On a shared
-    or virtual machine the two threads can run at different speeds, so the
-    truth is computed from what the loops really cost in this run:
+    By construction loop A does 2x loop B's work.  On a shared or virtual
+    machine the two threads can run at different speeds, so the truth is
+    computed from what the loops really cost in this run:
     round(sA, sB) = max(A (1 - sA), B (1 - sB)), speedup = 1 - round/round(0, 0).
     """
     m = re.search(r"cpu_a_ms=([0-9.]+) cpu_b_ms=([0-9.]+)", out)
@@ -146,38 +173,41 @@ def toy_truth(out):
 
 
 def t_toy_line_a():
+    need_two_cpus()
     line = marker_line("toy.c", "LOOP_A")
     p = prof("toy_a.coz")
     rc, out, err, dt = run(["-o", p, "--fixed-line", line, "--speedups", "0,25,50,75"],
-                           [prog("toy"), n(450), "2000000"], rt=True)
+                           [prog("toy"), "0", "2000000"], experiments=24, rt=True)
     assert rc == 0, err
     c = curve(p, line)
     a, b, truth = toy_truth(out)
     for s in (25, 50, 75):
         check_near(c, s, truth(s / 100, 0))
-    # the shape: gains stop once B is critical (nominally from 50 % on)
+    # the shape: gains stop once B is critical (from 1 - B/A on)
     assert c[75] <= 75 - TOL, fmt(c)
     return "%s; truth %s (B/A = %.2f) (%.0fs)" % (
         fmt(c), " ".join("%+.0f" % truth(s / 100, 0) for s in (25, 50, 75)), b / a, dt)
 
 
 def t_toy_line_b():
+    need_two_cpus()
     line = marker_line("toy.c", "LOOP_B")
     p = prof("toy_b.coz")
     rc, out, err, dt = run(["-o", p, "--fixed-line", line, "--speedups", "0,50"],
-                           [prog("toy"), n(250), "2000000"], rt=True)
+                           [prog("toy"), "0", "2000000"], experiments=12, rt=True)
     assert rc == 0, err
     c = curve(p, line)
     a, b, truth = toy_truth(out)
-    check_near(c, 50, truth(0, 0.5), 10)
+    check_near(c, 50, truth(0, 0.5))
     return "%s; truth %+.0f (B/A = %.2f) (%.0fs)" % (fmt(c), truth(0, 0.5), b / a, dt)
 
 
 def t_lock_line_l():
+    need_two_cpus()
     line = marker_line("lock.c", "LOOP_L")
     p = prof("lock_l.coz")
     rc, out, err, dt = run(["-o", p, "--fixed-line", line, "--speedups", "0,25,50"],
-                           [prog("lock"), n(150), "1000000"], rt=True)
+                           [prog("lock"), "0", "1000000"], experiments=18, rt=True)
     assert rc == 0, err
     c = curve(p, line)
     check_near(c, 25, 25)
@@ -186,60 +216,97 @@ def t_lock_line_l():
 
 
 def t_lock_line_o():
+    need_two_cpus()
     line = marker_line("lock.c", "LOOP_O")
     p = prof("lock_o.coz")
     rc, out, err, dt = run(["-o", p, "--fixed-line", line, "--speedups", "0,50"],
-                           [prog("lock"), n(150), "1000000"], rt=True)
+                           [prog("lock"), "0", "1000000"], experiments=12, rt=True)
     assert rc == 0, err
     c = curve(p, line)
-    check_near(c, 50, 0, 10)
+    check_near(c, 50, 0)
     return "%s (%.0fs)" % (fmt(c), dt)
 
 
+def binom_tail_ok(k, n, p, alpha=1e-3):
+    """k is inside the central 1 - alpha interval of Binomial(n, p)."""
+    cdf = [0.0]
+    for i in range(n + 1):
+        cdf.append(cdf[-1] + math.comb(n, i) * p ** i * (1 - p) ** (n - i))
+    below, above = cdf[k], 1 - cdf[k + 1]     # P(X < k), P(X > k)
+    return below < 1 - alpha / 2 and above < 1 - alpha / 2
+
+
 def t_auto_selection():
-    """Default mode picks lines in proportion to samples: both loops of toy
-    get experiments, A (2/3 of the samples) more often than B."""
+    """Default mode picks lines in proportion to their samples.
+
+    Samples count CPU time, so A's and B's sample counts must be in the ratio
+    of the loops' measured CPU times, and the experiments must fall on A and
+    B like draws in that proportion (a binomial test at 0.1 %)."""
     p = prof("auto.coz")
-    rc, out, err, dt = run(["-o", p], [prog("toy"), n(300), "2000000"])
+    rc, out, err, dt = run(["-o", p], [prog("toy"), "0", "2000000"], experiments=30)
     assert rc == 0, err
+    a, b, _ = toy_truth(out)
     exps, samples, _ = B.read_profile(p)
     la, lb = marker_line("toy.c", "LOOP_A"), marker_line("toy.c", "LOOP_B")
     na = sum(1 for e in exps if e["selected"].endswith(la))
     nb = sum(1 for e in exps if e["selected"].endswith(lb))
     sa = sum(c for k, c in samples.items() if k.endswith(la))
     sb = sum(c for k, c in samples.items() if k.endswith(lb))
-    # A holds 2/3 of the samples: with ~10 draws A >= B is all that is safe
-    assert len(exps) >= 6 and na + nb >= 0.8 * len(exps) and na >= nb, (na, nb, len(exps))
-    assert 1.4 <= sa / max(sb, 1) <= 2.8, (sa, sb)
+    info = "%d experiments: A %d, B %d; samples A/B = %.2f, CPU time A/B = %.2f (%.0fs)" % (
+        len(exps), na, nb, sa / max(sb, 1), a / b, dt)
+    assert len(exps) == 30, info
+    assert na + nb >= 0.8 * len(exps), info
+    assert abs(sa / max(sb, 1) / (a / b) - 1) <= 0.15, "sample ratio off the CPU-time ratio: " + info
+    assert binom_tail_ok(na, na + nb, sa / (sa + sb)), "A/B draws unlikely for the samples: " + info
     speeds = {e["speedup"] for e in exps}
     assert all(s % 5 == 0 for s in speeds), speeds
-    return "%d experiments: A %d, B %d; samples A/B = %.2f (%.0fs)" % (
-        len(exps), na, nb, sa / max(sb, 1), dt)
+    return info
+
+
+def rounds_per_second(args, secs=1.0):
+    """Rounds the program does per second here, unprofiled: it runs with
+    rounds 0 for SECS and is stopped with SIGTERM."""
+    p = subprocess.Popen(RT + [prog(args[0]), "0"] + args[1:], stdout=subprocess.PIPE, text=True)
+    time.sleep(secs)
+    p.send_signal(signal.SIGTERM)
+    out, _ = p.communicate(timeout=60)
+    m = re.search(r"(\d+) rounds done", out)
+    assert m and int(m.group(1)) > 0, out
+    return int(m.group(1)) / secs
 
 
 def t_end_to_end():
+    need_two_cpus()
     line = marker_line("toy.c", "LOOP_A")
     p = prof("e2e.coz")
+    # whole runs of a fixed amount of work, sized to about 1.5 s here
+    rounds = max(10, int(1.5 * rounds_per_second(["toy", "2000000"])))
     # one experiment per run: runs at 0 % and 50 % alternate so load drift
     # between runs hits both levels; separate runs are noisier, hence +-25
     levels = ("0", "50") * 3
+    ta = tb = 0.0
     for s in levels:
         rc, out, err, dt = run(["-o", p, "--end-to-end", "--fixed-line", line,
-                                "--fixed-speedup", s], [prog("toy"), n(30), "2000000"], rt=True)
+                                "--fixed-speedup", s], [prog("toy"), str(rounds), "2000000"],
+                               rt=True)
         assert rc == 0, err
+        a, b, _ = toy_truth(out)
+        ta, tb = ta + a, tb + b
     exps, _, runs = B.read_profile(p)
     assert runs == len(levels) and len(exps) == len(levels), (runs, len(exps))
     assert all(e["points"][0]["name"] == "end-to-end" for e in exps)
     c = curve(p, line)
-    check_near(c, 50, 50, 25)
-    return fmt(c)
+    truth = (1 - max(ta * 0.5, tb) / max(ta, tb)) * 100
+    check_near(c, 50, truth, 25)
+    return "%s; truth %+.0f; %d rounds a run" % (fmt(c), truth, rounds)
 
 
 def t_latency_points():
     p = prof("lat.coz")
-    rc, out, err, dt = run(["-o", p], [prog("latency"), n(250)])
+    rc, out, err, dt = run(["-o", p], [prog("latency"), "0"], experiments=3)
     assert rc == 0, err
     exps, _, _ = B.read_profile(p)
+    assert len(exps) == 3, (len(exps), err)
     lat = [q for e in exps for q in e["points"] if q["kind"] == "latency"]
     assert lat and all(q["name"] == "request" for q in lat), lat[:3]
     arr = sum(q["arrivals"] for q in lat)
@@ -250,7 +317,7 @@ def t_latency_points():
 
 def t_no_progress_point():
     p = prof("noprog.coz")
-    rc, out, err, dt = run(["-o", p], [prog("latency"), "60", "noprogress"], timeout=60)
+    rc, out, err, dt = run(["-o", p], [prog("latency"), "60", "noprogress"])
     assert "no progress point was reached" in err and "latency.c:" in err, err
     m = re.search(r"latency\.c:(\d+)", err)
     assert m and ("latency.c:" + m.group(1)) == marker_line("latency.c", "NEVER"), err
@@ -259,10 +326,10 @@ def t_no_progress_point():
 
 def t_pthread_exit_main():
     p = prof("pexit.coz")
-    rc, out, err, dt = run(["-o", p], [prog("latency"), n(150), "pthread_exit"], timeout=60)
+    rc, out, err, dt = run(["-o", p], [prog("latency"), "0", "pthread_exit"], experiments=2)
     assert rc == 0, (rc, err)
     exps, _, _ = B.read_profile(p)
-    assert exps, "no experiment written"
+    assert len(exps) == 2, (len(exps), err)
     with open(p) as f:
         assert "runtime\t" in f.read()
     return "exited rc 0 after %.1fs with %d experiments" % (dt, len(exps))
@@ -270,18 +337,51 @@ def t_pthread_exit_main():
 
 def t_fork_and_exec():
     p = prof("fork.coz")
-    rc, out, err, dt = run(["-o", p], [prog("latency"), n(100), "fork"], timeout=60)
+    rc, out, err, dt = run(["-o", p], [prog("latency"), "0", "fork"], experiments=1)
     assert rc == 0 and "child exit 7" in out, (rc, out, err)
     with open(p) as f:
         text = f.read()
     assert text.count("startup\t") == 1 and text.count("runtime\t") >= 1, text[:300]
     p2 = prof("exec.coz")
-    rc, out, err, dt = run(["-o", p2], [prog("latency"), n(100), "exec"], timeout=60)
+    rc, out, err, dt = run(["-o", p2], [prog("latency"), "0", "exec"], experiments=1)
     assert rc == 0, (rc, err)
     with open(p2) as f:
         text = f.read()
     assert "experiment\t" in text and "runtime\t" in text, text[:300]
     return "fork child unprofiled, exec flushed the profile"
+
+
+def t_experiments_option():
+    """--experiments N: exactly N experiments, then SIGTERM; a program that
+    does not handle it still leaves a complete profile; a bad N is refused."""
+    p = prof("nexp.coz")
+    line = marker_line("toy.c", "LOOP_B")
+    rc, out, err, dt = run(["-o", p, "--fixed-line", line, "--speedups", "0,50"],
+                           [prog("toy"), "0", "2000000"], experiments=4)
+    assert rc == 0 and "rounds done" in out and "4 experiments done" in err, (rc, out, err)
+    exps, _, _ = B.read_profile(p)
+    assert len(exps) == 4 and sorted(e["speedup"] for e in exps) == [0, 0, 50, 50], exps
+    # a program that does not handle SIGTERM dies of it; the profile is complete
+    p2 = prof("nexp2.coz")
+    rc, out, err, dt = run(["-o", p2, "--fixed-line", line, "--speedups", "0,50"],
+                           [prog("toy"), "0", "2000000"], experiments=2,
+                           env={"TEST_DEFAULT_SIGTERM": "1"})
+    assert rc == -signal.SIGTERM, (rc, err)
+    exps, _, _ = B.read_profile(p2)
+    assert len(exps) == 2, exps
+    with open(p2) as f:
+        assert "runtime\t" in f.read()
+    # a program that ends first: the profile holds what was done, and a warning says so
+    rounds = max(10, int(1.2 * rounds_per_second(["toy", "2000000"])))
+    rc, out, err, dt = run(["-o", prof("nexp3.coz")], [prog("toy"), str(rounds), "2000000"],
+                           experiments=1000)
+    assert rc == 0 and "of the 1000 experiments asked for" in err, (rc, err)
+    rc, out, err, _ = run(["-o", prof("x.coz"), "--experiments", "0"], [prog("toy"), "1"])
+    assert rc == 2 and "--experiments wants a count" in err, err
+    rc, out, err, _ = run(["-o", prof("x.coz"), "--end-to-end", "--experiments", "3"],
+                          [prog("toy"), "1"])
+    assert rc == 2 and "use one of them" in err, err
+    return "4 experiments then SIGTERM; unhandled SIGTERM keeps the profile; early end warned"
 
 
 def t_errors():
@@ -320,7 +420,7 @@ def t_errors():
 def t_stock_kernel_note():
     """On a kernel without blocked samples: one note, on-CPU profile still made."""
     p = prof("note.coz")
-    rc, out, err, _ = run(["-o", p], [prog("toy"), n(40), "2000000"], timeout=120)
+    rc, out, err, _ = run(["-o", p], [prog("toy"), "0", "2000000"], experiments=1)
     assert rc == 0, err
     k = err.count("no blocked samples")
     probe = subprocess.run([BCOZ, "run", "-o", prof("x.coz"), "--blocked-scope", "i", "---",
@@ -344,7 +444,8 @@ def t_without_bcoz():
 def t_plot_html():
     p = os.path.join(TMP, "toy_a.coz")
     if not os.path.exists(p):
-        return "skipped (no toy profile)"
+        p = os.path.join(TMP, "auto.coz")
+    assert os.path.exists(p), "no toy profile to plot (the causal tests did not run)"
     out = os.path.join(TMP, "plot.html")
     r = subprocess.run([BCOZ, "plot", "-i", p, "-o", out], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -365,6 +466,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("no progress point error", t_no_progress_point),
     ("main calls pthread_exit", t_pthread_exit_main),
     ("fork and exec", t_fork_and_exec),
+    ("--experiments", t_experiments_option),
     ("error messages", t_errors),
     ("stock kernel note", t_stock_kernel_note),
     ("program without bcoz", t_without_bcoz),
@@ -372,41 +474,31 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
 ]
 
 
-NUMERIC = {t_toy_line_a, t_toy_line_b, t_lock_line_l, t_lock_line_o, t_auto_selection,
-           t_end_to_end}
-
-
 def main():
     only = sys.argv[1:]
-    passed = failed = 0
+    tap = Tap()
     t_start = time.time()
-    print("# numeric runs: %s" % ("SCHED_FIFO via '%s'" % " ".join(RT) if RT else
-          "normal priority (expect more noise on a busy machine)"))
+    tap.diag("numeric runs: %s; %d usable CPU(s)" % (
+        "SCHED_FIFO via '%s'" % " ".join(RT) if RT else
+        "normal priority (a busy machine adds noise)", NCPU))
     for name, fn in TESTS:
         if only and not any(o in name for o in only):
             continue
         t0 = time.time()
-        tries = 1 + (RETRIES if fn in NUMERIC else 0)
-        for attempt in range(tries):
-            try:
-                info = fn()
-                passed += 1
-                print("ok   %-40s %s%s" % (name, info or "",
-                                           " (attempt %d)" % (attempt + 1) if attempt else ""),
-                      flush=True)
-                break
-            except Exception as e:  # noqa: BLE001
-                last = attempt + 1 == tries
-                print("%s %-40s %s" % ("FAIL" if last else "retry", name, e), flush=True)
-                if not isinstance(e, AssertionError):
-                    traceback.print_exc()
-                if last:
-                    failed += 1
+        try:
+            info = fn()
+            tap.result(True, name, info)
+        except Skip as e:
+            tap.skip(name, str(e))
+        except Exception as e:  # noqa: BLE001
+            tap.result(False, name, str(e))
+            if not isinstance(e, AssertionError):
+                tap.diag(traceback.format_exc())
         if time.time() - t0 > 60:
-            print("     (%s took %.0fs)" % (name, time.time() - t0))
-    print("total time %.0fs" % (time.time() - t_start))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+            tap.diag("%s took %.0fs" % (name, time.time() - t0))
+    tap.diag("total time %.0fs" % (time.time() - t_start))
+    shutil.rmtree(TMP, ignore_errors=True)
+    return tap.done()
 
 
 if __name__ == "__main__":
