@@ -25,4 +25,4 @@ bcoz-host:
 bcoz-vm:
 	$(MAKE) -C tools/bcoz vm-programs
 	scripts/run-vm.sh --timeout 1200 -- tools/bcoz/tests/vm/run.sh \
-		-o build/vm-scratch/bcoz --seconds 6 /dev/vda
+		-o build/vm-scratch/bcoz /dev/vda

@@ -19,10 +19,15 @@ sleep-bound loop (tests/vm/sleeper.c):
 
 Each prediction comes from one run with --fixed-line/--blocked-scope and
 --speedups 0,50 (0,100 for the I/O subclass, the sleeper and oversub), so
-experiments at both levels interleave within the run.
+experiments at both levels interleave within the run.  Runs are sized by
+their outcome: the program loops until bcoz has N experiments per speedup
+level (--experiments), whatever the speed of the machine or the guest; a run
+that does not get there within BCOZ_TEST_TIMEOUT seconds (default 600) fails
+saying so.  Prints TAP (tests/tap.py).
 
-usage: vm_tests.py [-o OUTDIR] [--seconds N] [--demo] DEVICE_OR_FILE
-  --demo   more speedup levels and HTML/text plots per case (Figure 9 shape)
+usage: vm_tests.py [-o OUTDIR] [--per-level N] [--demo] DEVICE_OR_FILE
+  --per-level N  experiments per speedup level and run (default 6)
+  --demo         more speedup levels and HTML/text plots per case (Figure 9 shape)
 """
 import os
 import re
@@ -37,11 +42,13 @@ BUILD = os.environ.get("BCOZ_BUILD", os.path.join(SRC, "..", "..", "build", "bco
 BCOZ = os.path.join(BUILD, "bcoz")
 sys.path.insert(0, os.path.dirname(HERE))
 import unit_tests  # noqa: E402
+from tap import Tap  # noqa: E402
 
 B = unit_tests.load_bcoz(os.path.join(SRC, "bcoz"))
 GAIN = 10.0     # a "clear gain" at 50 % line speedup, in program-speedup points
 ZERO = 10.0     # "~0": |prediction| at 50 % within this many points
 TRIES = 2       # a configuration that misses is run once more (noisy TCG guests)
+TIMEOUT = float(os.environ.get("BCOZ_TEST_TIMEOUT", "600"))
 
 
 def marker(src, m):
@@ -53,15 +60,15 @@ def marker(src, m):
 
 
 def main(argv):
-    out, secs, demo, dev = None, 10.0, False, None
+    out, per_level, demo, dev = None, 6, False, None
     i = 0
     while i < len(argv):
         a = argv[i]
         if a == "-o":
             out = argv[i + 1]
             i += 1
-        elif a == "--seconds":
-            secs = float(argv[i + 1])
+        elif a == "--per-level":
+            per_level = int(argv[i + 1])
             i += 1
         elif a == "--demo":
             demo = True
@@ -77,31 +84,32 @@ def main(argv):
     out = out or tempfile.mkdtemp(prefix="bcoz-vm-")
     os.makedirs(out, exist_ok=True)
     levels = "0,25,50,75,100" if demo else "0,50"
-    passed = failed = 0
     notes = []
+    tap = Tap()
+    result = tap.result
 
-    def result(ok, name, info):
-        nonlocal passed, failed
-        print("%s %-44s %s" % ("ok  " if ok else "FAIL", name, info), flush=True)
-        if ok:
-            passed += 1
-        else:
-            failed += 1
-
-    def run(tag, prof, args, cmd):
+    def run(tag, prof, args, cmd, more=1):
         stats = os.path.join(out, tag + ".stats")
         if os.path.exists(stats):
             os.unlink(stats)
         env = dict(os.environ, BCOZ_STATS=stats)
+        nlev = len(args[args.index("--speedups") + 1].split(","))
+        args = ["--experiments", str(per_level * nlev * more)] + args
         t0 = time.time()
-        p = subprocess.run([BCOZ, "run", "-o", prof] + args + ["---"] + cmd, env=env,
-                           capture_output=True, text=True, timeout=max(120, 20 * secs))
+        try:
+            p = subprocess.run([BCOZ, "run", "-o", prof] + args + ["---"] + cmd, env=env,
+                               capture_output=True, text=True, timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError("%s: %d experiments were not done within %.0f s (a hang, or "
+                               "a guest too slow for them; BCOZ_TEST_TIMEOUT raises the "
+                               "limit)" % (tag, per_level * nlev * more, TIMEOUT))
         with open(os.path.join(out, tag + ".log"), "w") as f:
             f.write(p.stdout + p.stderr)
         if "no blocked samples" in p.stderr and not os.environ.get("BCOZ_VM_ON_HOST"):
-            raise SystemExit("FAIL: this kernel lacks blocked samples (bcoz said: %s); run "
-                             "these tests in the VM with the patched kernel"
-                             % p.stderr.strip().splitlines()[0])
+            result(False, "kernel %s has blocked samples" % os.uname().release,
+                   "bcoz said: %s; run these tests in the VM with the patched kernel"
+                   % p.stderr.strip().splitlines()[0])
+            sys.exit(tap.done())
         if p.returncode:
             raise RuntimeError("%s: bcoz run failed (%d): %s" % (tag, p.returncode,
                                                                  p.stderr[-500:]))
@@ -145,16 +153,16 @@ def main(argv):
                 try:
                     so, st, dt = run("case%d-%s" % (case, tag), p1,
                                      args + ["--speedups", lv],
-                                     [motiv, dev, str(case), str(secs)])
+                                     [motiv, dev, str(case), "0"])
                 except RuntimeError as e:
                     so, st, dt = "", {}, 0
-                    print("# " + str(e))
+                    tap.diag(str(e))
                     continue
                 v, r = pred(p1, sel, level)
                 good = v is not None and (v >= GAIN if critical else v <= ZERO)
                 if good or attempt + 1 == TRIES:
                     break
-                print("# retry case %d %s: %d%% -> %s" % (case, tag, level, v))
+                tap.diag("retry case %d %s: %d%% -> %s" % (case, tag, level, v))
             got[tag] = v
             info = "%d%%: %s  blocked samples %d (%.0fs) %s" % (
                 level, "n/a" if v is None else "%+.1f" % v, st.get("blocked", -1), dt,
@@ -183,7 +191,7 @@ def main(argv):
                            stderr=subprocess.DEVNULL)
         notes.append("case %d: %s" % (case, got))
 
-    def subclass_case(tag, scope, sel, cmd, share_of, accept, what, want):
+    def subclass_case(tag, scope, sel, cmd, share_of, accept, what, want, more=1):
         """--blocked-scope SCOPE at 100 % against a share the program measured."""
         prof = os.path.join(out, tag + ".coz")
         v = share = None
@@ -192,7 +200,7 @@ def main(argv):
                 if os.path.exists(prof):
                     os.unlink(prof)
                 so, st, dt = run(tag, prof, ["--blocked-scope", scope, "--speedups",
-                                             "0,50,100" if demo else "0,100"], cmd)
+                                             "0,50,100" if demo else "0,100"], cmd, more)
                 share = share_of(so)
                 v, r = pred(prof, sel, 100)
                 ok = v is not None and share is not None and accept(v, share)
@@ -211,7 +219,7 @@ def main(argv):
 
     # sleep-bound loop: speeding the OTHER subclass by 100 % removes the sleep
     sleeper = os.path.join(BUILD, "tests", "vm", "sleeper")
-    subclass_case("sleeper", "b", "OTHER", [sleeper, str(secs), "10", "10"],
+    subclass_case("sleeper", "b", "OTHER", [sleeper, "0", "10", "10"],
                   lambda so: share_in(so, "sleep_share"),
                   lambda v, share: abs(v - share) <= 12, "sleep share", "+-12")
 
@@ -219,24 +227,22 @@ def main(argv):
     # the time the threads wait for a CPU.  The truth comes from a plain run:
     # under bcoz the pauses of the 100 % experiments would count as waiting.
     oversub = os.path.join(BUILD, "tests", "vm", "oversub")
-    p = subprocess.run([oversub, str(secs), "20"], capture_output=True, text=True,
-                       timeout=max(120, 20 * secs))
+    p = subprocess.run([oversub, "6", "20"], capture_output=True, text=True, timeout=120)
     wait_share = share_in(p.stdout, "sched_share")
-    # Twice as long: three threads time-sharing two CPUs vary more from
-    # experiment to experiment than the other programs.  Virtual speedup
+    # Twice the experiments: three threads time-sharing two CPUs vary more
+    # from experiment to experiment than the other programs.  Virtual speedup
     # under-predicts here: measured 0.48-0.78 of the share with spinning
     # pauses (sleeping ones: 0.4-0.6), see Documentation/bcoz/bcoz.rst.
     # Asserted: a clear gain, at least a third of the share, and never more
     # than it + 12.
-    subclass_case("oversub", "s", "SCHEDULING", [oversub, str(2 * secs), "20"],
+    subclass_case("oversub", "s", "SCHEDULING", [oversub, "0", "20"],
                   lambda so: wait_share,
                   lambda v, share: share >= GAIN and max(GAIN, share / 3) <= v <= share + 12,
-                  "CPU-wait share", "want a third of it to +12")
+                  "CPU-wait share", "want a third of it to +12", more=2)
     for n in notes:
-        print("# " + n)
-    print("# profiles, logs and plots in " + out)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+        tap.diag(n)
+    tap.diag("profiles, logs and plots in " + out)
+    return tap.done()
 
 
 if __name__ == "__main__":
