@@ -89,6 +89,10 @@ fi
 mkdir -p "$OUT"
 export PATH=/usr/lib/ccache:$PATH
 export CCACHE_DIR=${CCACHE_DIR:-/root/.cache/ccache}
+# A fresh clone elsewhere (CI's, a second checkout) shares the cache: paths
+# under the checkout are hashed relative to it, and the working directory
+# (in the debug info) is not hashed.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$REPO} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 cc=gcc
 command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
 log "building perf from $src/tools/perf into $OUT"

@@ -39,6 +39,10 @@ fi
 [ -f "$TREE/Makefile" ] || die "$TREE is missing; run scripts/prepare-tree.sh (or make tree)"
 
 export CCACHE_DIR=${CCACHE_DIR:-/root/.cache/ccache}
+# A fresh clone elsewhere (CI's, a second checkout) shares the cache: paths
+# under the checkout are hashed relative to it, and the working directory
+# (in the debug info) is not hashed.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$REPO} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 export KBUILD_BUILD_TIMESTAMP=0 KBUILD_BUILD_USER=ci KBUILD_BUILD_HOST=ci
 export PATH=/usr/lib/ccache:$PATH
 mkdir -p "$CCACHE_DIR"
