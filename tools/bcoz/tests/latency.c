@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "coz.h"
-#include "stop.h"
+#include "testprog.h"
 
 static volatile unsigned long sink;
 static long rounds = 100;

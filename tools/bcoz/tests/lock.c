@@ -7,6 +7,7 @@
  * nothing.
  *
  *   lock [rounds] [o_iterations]
+ * o_iterations 0: as many as take 1.25 ms here (L then takes 5 ms).
  * rounds 0: run until SIGTERM/SIGINT (bcoz run --experiments N sends it).
  */
 #include <pthread.h>
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 
 #include "coz.h"
-#include "stop.h"
+#include "testprog.h"
 
 /*
  * Each loop counts in a variable on its own thread's stack: two adjacent
@@ -64,11 +65,13 @@ int main(int argc, char **argv)
 		rounds = atol(argv[1]);
 	if (argc > 2)
 		o_iters = atol(argv[2]);
+	if (o_iters <= 0)
+		o_iters = iters_for_ms(loop_o, 1.25);
 	catch_stop_signals();
 	for (int i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, worker, NULL);
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
-	printf("lock: %ld rounds done\n", rounds_done);
+	printf("lock: %ld rounds done (both threads)\n", rounds_done);
 	return 0;
 }

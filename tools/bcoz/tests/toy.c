@@ -9,7 +9,9 @@
  * speed, so the program also reports the CPU time each loop really took
  * (cpu_a_ms, cpu_b_ms); the tests derive the expected curve from these.
  *
- *   toy [rounds] [b_iterations]
+ *   toy [rounds] [b_iterations] [a_percent]
+ * b_iterations 0: as many as take 5 ms here (A then takes 10 ms).
+ * a_percent (default 100) really shortens loop A, for actual-speedup runs.
  * rounds 0: run until SIGTERM/SIGINT (bcoz run --experiments N sends it).
  */
 #include <pthread.h>
@@ -18,7 +20,7 @@
 #include <time.h>
 
 #include "coz.h"
-#include "stop.h"
+#include "testprog.h"
 
 /*
  * Each loop counts in a variable on its own thread's stack: two adjacent
@@ -27,7 +29,7 @@
  * ground truth below would not hold on an idle multi-core machine.
  */
 static volatile unsigned long sink_a, sink_b;
-static long b_iters = 10000000, rounds = 100;
+static long b_iters = 10000000, rounds = 100, a_pct = 100;
 static pthread_barrier_t bar;
 static double cpu_a, cpu_b;
 static volatile int last_round;	/* thread A decides, both threads obey */
@@ -62,7 +64,7 @@ static void *thread_a(void *arg)
 	for (long r = 0;; r++) {
 		double t0 = cpu_now();
 
-		loop_a(2 * b_iters);
+		loop_a(2 * b_iters * a_pct / 100);
 		cpu_a += cpu_now() - t0;
 		last_round = rounds ? r + 1 >= rounds : stop_requested;
 		pthread_barrier_wait(&bar);
@@ -100,6 +102,10 @@ int main(int argc, char **argv)
 		rounds = atol(argv[1]);
 	if (argc > 2)
 		b_iters = atol(argv[2]);
+	if (argc > 3)
+		a_pct = atol(argv[3]);
+	if (b_iters <= 0)
+		b_iters = iters_for_ms(loop_b, 5);
 	catch_stop_signals();
 	pthread_barrier_init(&bar, NULL, 2);
 	pthread_create(&a, NULL, thread_a, NULL);

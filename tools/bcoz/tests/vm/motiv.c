@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "coz.h"
-#include "../stop.h"
+#include "../testprog.h"
 
 #define NREADS		8
 #define SPAN		(4 << 20)	/* offsets used within the first 4 MiB */

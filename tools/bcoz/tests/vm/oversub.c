@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "coz.h"
-#include "../stop.h"
+#include "../testprog.h"
 
 static volatile unsigned long sink;
 static pthread_barrier_t bar;

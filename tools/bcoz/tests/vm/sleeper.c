@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "coz.h"
-#include "../stop.h"
+#include "../testprog.h"
 
 static volatile unsigned long sink;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Stop on request, for bcoz's test programs.
+ * Shared by bcoz's test programs: stop on request, work sized by time.
  *
  * Tests size a causal run by its outcome, not by an amount of work: the
  * program runs until `bcoz run --experiments N` has its N experiments and
@@ -8,12 +8,13 @@
  * finishes its current round and prints what it measured, the ground truth
  * the test compares the profile with.
  */
-#ifndef BCOZ_TEST_STOP_H
-#define BCOZ_TEST_STOP_H
+#ifndef BCOZ_TESTPROG_H
+#define BCOZ_TESTPROG_H
 
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static volatile sig_atomic_t stop_requested;
 
@@ -35,6 +36,31 @@ static void catch_stop_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+}
+
+/*
+ * Iterations of LOOP that take MS milliseconds of CPU time on this machine.
+ * The grain of a test program's rounds decides how finely virtual speedup
+ * can follow it (a pause, a wake-up and the 1 ms sampling period are fixed
+ * costs), so rounds are sized in time: a fixed iteration count made 10 ms
+ * rounds on one machine and 1 ms rounds on one four times faster.
+ */
+static inline long iters_for_ms(void (*loop)(long), double ms)
+{
+	struct timespec a, b;
+	long n = 100000;
+	double s;
+
+	for (;;) {
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+		loop(n);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+		s = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+		if (s >= 0.02 || n > (1L << 40))
+			break;
+		n *= 2;
+	}
+	return (long)(n * ms / 1e3 / s) + 1;
 }
 
 #endif
