@@ -2,10 +2,12 @@
 # Usage: scripts/run-tests.sh TARGET...
 #
 # Runs `make TARGET` for each TARGET in order (all of them, even after a
-# failure), keeps each output in build/test-logs/TARGET.log, and sums the last
-# "N passed, N failed[, N skipped]" line of every target. A target that fails
-# without such a line counts as 1 failed. Prints per-target results and a final
-# line exactly "N passed, N failed, N skipped"; exits non-zero if anything failed.
+# failure), keeps each output in build/test-logs/TARGET.log, and sums the TAP
+# every target prints (kselftest's nested TAP or flat TAP 13) with
+# scripts/tap-summary.sh. A target with no TAP, or one that exits non-zero
+# while its TAP shows no failure, counts as 1 failed. Prints per-target
+# results and a final line exactly "N passed, N failed, N skipped"; exits
+# non-zero if anything failed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -19,13 +21,9 @@ for t in "$@"; do
 	make -C "$REPO" --no-print-directory "$t" 2>&1 | tee "$tl"
 	rc=${PIPESTATUS[0]}
 	set -e
-	line=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$tl" | tail -n1 || true)
-	if [ -n "$line" ]; then
-		p=$(sed -E 's/^([0-9]+) passed.*/\1/' <<<"$line")
-		f=$(sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$line")
-		s=$(sed -nE 's/.* ([0-9]+) skipped.*/\1/p' <<<"$line"); s=${s:-0}
-	elif [ "$rc" -eq 0 ]; then
-		p=1 f=0 s=0
+	line=$("$REPO/scripts/tap-summary.sh" "$tl" 2>&1 | tee "$BUILD/test-logs/$t.summary" | tail -n1 || true)
+	if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
+		p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} s=${BASH_REMATCH[3]}
 	else
 		p=0 f=1 s=0
 	fi

@@ -1,9 +1,14 @@
 #!/bin/bash
 # Usage: scripts/tap-summary.sh TAPFILE [EXPECTED_PROGRAMS]
 #
-# Summarises the TAP written by kselftest's run_kselftest.sh (outer lines
-# "ok N selftests: dir: prog", each program's own TAP nested with a "# " prefix)
-# without trusting the runner's exit code (6.1's exits 0 on failures).
+# Summarises TAP in one of two shapes, without trusting any exit code:
+# - kselftest's (run_kselftest.sh, scripts/kselftest-runner.sh): outer lines
+#   "ok N selftests: dir: prog", each program's own TAP nested with a "# "
+#   prefix (6.1's runner exits 0 on failures);
+# - flat TAP 13, as bperf's and bcoz's suites print it: "ok N - name",
+#   "not ok N - name", "ok N - name # SKIP reason", a plan "1..N" first or
+#   last. Used when the input has no "# selftests:" header; other lines
+#   (build output, "# " diagnostics) are ignored.
 # Prints one line per test ("ok", "not ok" or "skip" + program: test), then a
 # final line exactly "N passed, N failed, N skipped".
 # A test counts as failed when it prints "not ok", when a program's plan
@@ -33,6 +38,7 @@ function testname(s) {
 }
 # "# selftests: dir: prog" starts a program
 /^# selftests: [^:]+: / {
+	ksft = 1
 	finish_prog()
 	cur = $0; sub(/^# selftests: [^:]+: /, "", cur)
 	nres[cur] = 0; plan[cur] = 0; bad[cur] = 0
@@ -61,6 +67,22 @@ cur != "" && /^# (not )?ok [0-9]+/ {
 }
 # outer plan
 /^1\.\.[0-9]+/ { oplan = substr($1, 4) + 0; next }
+# flat TAP: a top-level result that is not a kselftest program line
+!ksft && /^(not )?ok [0-9]+/ && $0 !~ /^(not )?ok [0-9]+ selftests: / {
+	name = testname($0)
+	nflat++
+	if ($0 ~ /^not ok/) {
+		failed++
+		printf "not ok  %s\n", name
+	} else if ($0 ~ /# *[Ss][Kk][Ii][Pp]/) {
+		skipped++
+		printf "skip    %s\n", name
+	} else {
+		passed++
+		printf "ok      %s\n", name
+	}
+	next
+}
 # outer result for one program
 /^(not )?ok [0-9]+ selftests: [^:]+: / {
 	prog = $0; sub(/^(not )?ok [0-9]+ selftests: [^:]+: /, "", prog)
@@ -83,6 +105,20 @@ cur != "" && /^# (not )?ok [0-9]+/ {
 }
 END {
 	finish_prog()
+	if (!ksft && nprogs == 0) {
+		if (nflat == 0 && oplan == 0) {
+			failed++
+			print "not ok  no TAP found"
+		} else if (oplan > nflat) {
+			failed += oplan - nflat
+			printf "not ok  %d result(s) missing (plan 1..%d, got %d)\n", oplan - nflat, oplan, nflat
+		} else if (oplan == 0) {
+			failed++
+			print "not ok  no plan (1..N): the suite stopped before its end"
+		}
+		printf "%d passed, %d failed, %d skipped\n", passed, failed, skipped
+		exit (failed > 0 || passed + skipped == 0) ? 1 : 0
+	}
 	want = oplan > expected ? oplan : expected
 	if (want == 0 && nprogs == 0) {
 		failed++

@@ -7,8 +7,8 @@
 #
 # BPERF defaults to build/bperf/bperf of the repository.  Stock perf
 # (/usr/bin/perf, Debian's linux-perf 6.1, or $STOCK_PERF) is used for the
-# compatibility and diff tests.  Prints one "ok"/"FAIL" line per check and a
-# final "N passed, N failed"; exits 1 when anything failed.
+# compatibility and diff tests.  Prints TAP (tap.sh), one result per check;
+# exits 1 when anything failed.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,11 +18,7 @@ STOCK=${STOCK_PERF:-/usr/bin/perf}
 MK="python3 $here/mkblocked.py"
 T=$(mktemp -d /tmp/bperf-host.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-
-ok()   { pass=$((pass + 1)); echo "ok   $*"; }
-bad()  { fail=$((fail + 1)); echo "FAIL $*"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+. "$here/tap.sh"
 # sig CMD...: run CMD (output discarded, 60 s limit), print the signal that
 # killed it or 0 (perf exits with negative errnos, so $? > 128 is ambiguous)
 sig() {
@@ -35,7 +31,7 @@ except subprocess.TimeoutExpired:
     print("timeout")' "$@"
 }
 
-[ -x "$BPERF" ] || { echo "no bperf binary at $BPERF (run scripts/build-bperf.sh)"; echo "0 passed, 1 failed"; exit 1; }
+[ -x "$BPERF" ] || { bad "no bperf binary at $BPERF (run scripts/build-bperf.sh)"; tap_done; exit 1; }
 if [ -x "$STOCK" ] && "$STOCK" version >/dev/null 2>&1; then have_stock=1; else have_stock=0; fi
 cd "$T"
 # perf report ends --stdio output with a random tip: drop it before comparing
@@ -247,5 +243,4 @@ check "bperf version --build-options: libunwind, libdw, slang on, libbfd off" \
 		 '$BPERF' version --build-options | grep -q 'libslang: \[ on' &&
 		 '$BPERF' version --build-options | grep -q 'libbfd: \[ OFF'"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+tap_done

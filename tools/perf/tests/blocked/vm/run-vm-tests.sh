@@ -23,7 +23,7 @@
 #     callchain of blocked samples reaches main;
 #   - `bperf record sleep 2` reports about 2000 samples (at least 1900, at
 #     most the wall time of the record).
-# Prints "N passed, N failed"; exits 1 on failure.
+# Prints TAP (../tap.sh); exits 1 on failure.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,11 +34,8 @@ DEVICE=${DEVICE:-/dev/vda}
 OUT=${OUT:-$repo/build/vm-scratch/bperf}
 TOL=${TOL:-5}
 T=$(mktemp -d /tmp/bperf-vm.XXXXXX)
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); echo "ok   $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
-finish() { echo "$pass passed, $fail failed"; [ $fail -eq 0 ]; exit $?; }
+. "$here/../tap.sh"
+finish() { tap_done; exit $?; }
 
 mkdir -p "$OUT" 2>/dev/null || OUT=$T
 cd "$T" || exit 1
