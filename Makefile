@@ -14,7 +14,8 @@
 #
 # Hooks for other parts of the project: a file mk/<name>.mk is included
 # below; it may add packages to DEPS_PACKAGES, targets to TEST_TARGETS (each
-# must print a "N passed, N failed" line and exit non-zero on failure), and
+# must print TAP (kselftest's, or flat TAP 13 as tools/bcoz/tests/tap.py and
+# tools/perf/tests/blocked/tap.sh print it) and exit non-zero on failure), and
 # define its own rules (e.g. a `demo` recipe replacing DEMO_CMD).
 
 SHELL := /bin/bash
@@ -69,11 +70,11 @@ vm:
 # The paper's motivational example (two threads at a barrier, one doing
 # O_DIRECT I/O) under bperf (per-thread reports like the paper's Figure 7,
 # flame graphs) and bcoz (causal profiles like its Figure 9), in the VM.
-# bcoz's checks print ok/FAIL per prediction; a missed threshold does not
+# bcoz's checks print ok/not ok per prediction; a missed threshold does not
 # fail the demo (single runs under TCG are noisy; `make test` is the gate).
 DEMO_VM_CMD := tools/perf/tests/blocked/vm/demo.sh && \
 	{ tools/bcoz/tests/vm/run.sh --demo -o build/vm-scratch/bcoz /dev/vda || \
-	  echo "demo: some bcoz predictions missed their thresholds (see FAIL above)"; }
+	  echo "demo: some bcoz predictions missed their thresholds (see "not ok" above)"; }
 
 demo:
 	$(MAKE) --no-print-directory deps
