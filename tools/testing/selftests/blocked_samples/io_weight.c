@@ -7,6 +7,11 @@
  * Under QEMU TCG much of a read() is CPU work (the guest kernel runs ~20x
  * slower), so the reference is the thread's off-CPU time, measured
  * independently from PERF_RECORD_SWITCH records (CLOCK_MONOTONIC stamps).
+ *
+ * What is asserted is what the design guarantees, not a ratio tuned on one
+ * machine: the grid's points, on and off CPU, cover the thread's wall time;
+ * blocked points fall only inside off-CPU intervals, so they never exceed
+ * the switch records' off-CPU time; and most of them are [I] and [S].
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -95,7 +100,7 @@ TEST_F_TIMEOUT(io_weight, odirect_reads, 200)
 {
 	char disk[256], why[1024];
 	struct perf_event_attr attr;
-	uint64_t bytes, i_w, s_w, all_w, blocks, t_end;
+	uint64_t bytes, i_w, s_w, all_w, tot_w, blocks, t_end, t_open, t_close;
 	size_t intervals;
 	double read_ms = 0, off_ms = 0;
 	struct bs_event ev;
@@ -114,6 +119,7 @@ TEST_F_TIMEOUT(io_weight, odirect_reads, 200)
 
 	bs_make_attr(&attr, PERIOD_NS, true);
 	bs_attr_switch_records(&attr);
+	t_open = bs_now_ns();
 	BS_OPEN(&ev, &attr, 0, -1);
 
 	t_end = bs_now_ns() + MAX_WALL_S * 1000000000ULL;
@@ -134,6 +140,7 @@ TEST_F_TIMEOUT(io_weight, odirect_reads, 200)
 	}
 	usleep(1000);
 	BS_DRAIN(&ev);
+	t_close = bs_now_ns();
 	close(fd);
 	free(buf);
 
@@ -154,20 +161,35 @@ TEST_F_TIMEOUT(io_weight, odirect_reads, 200)
 		TH_LOG("reads hardly wait for the disk: %.2f ms off CPU in %d s",
 		       off_ms, MAX_WALL_S);
 	}
-	/* Blocked samples account for the off-CPU time ... */
-	BS_EXPECT_NEAR("blocked weight vs off-CPU time from switch records", all_w, off_ms, 0.25);
+	/*
+	 * On- plus off-CPU points cover the thread's time while the event was
+	 * open, within 10 % and a point at each end.
+	 */
+	tot_w = bs_sum_weight_all(&ev.smp, tid) * (PERIOD_NS / BS_NSEC_PER_MSEC);
+	BS_EXPECT_NEAR("on- plus off-CPU weight vs the event's wall time", tot_w,
+		       bs_ms(t_close - t_open), 0.10);
+	/*
+	 * Blocked points lie inside off-CPU intervals, and the switch records
+	 * enclose them (they also bracket perf's own switch work, 0.1-0.2 ms
+	 * per interval under TCG: with 0.3 ms intervals the blocked weight read
+	 * 70-93 % of their time, depending on the guest's speed).  So the
+	 * records' time is an upper bound, and a lower bound only within a
+	 * factor of two.
+	 */
+	EXPECT_GE(off_ms * 1.05 + 2, all_w) TH_LOG("blocked weight %llu > off-CPU time %.2f ms",
+						 (unsigned long long)all_w, off_ms);
+	EXPECT_LE(off_ms / 2, all_w) TH_LOG("blocked weight %llu < half the off-CPU time %.2f ms",
+					    (unsigned long long)all_w, off_ms);
 	/* ... which is mostly the I/O wait plus its wake-up delay ... */
 	EXPECT_LE(all_w * 0.9, i_w + s_w);
 	/*
 	 * ... and a good part of it is the I/O wait.  Under TCG the wake-up
 	 * after each completion takes about as long as a 64 KiB read (an idle
-	 * vCPU has to be kicked out of halt): [I] measured 32-68 % of the
-	 * off-CPU time, [S] the rest.  (The switch records bracket perf's own
-	 * switch work, about 0.13 ms per interval under TCG, so the blocked
-	 * weight reads 82-93 % of their off-CPU time.)
+	 * vCPU has to be kicked out of halt): [I] measured 40-75 % of the
+	 * blocked weight, [S] the rest.
 	 */
-	EXPECT_LE(off_ms / 4, i_w) TH_LOG("[I] weight %llu, off-CPU time %.2f ms",
-					   (unsigned long long)i_w, off_ms);
+	EXPECT_LE(all_w / 4, i_w) TH_LOG("[I] weight %llu, blocked weight %llu",
+					  (unsigned long long)i_w, (unsigned long long)all_w);
 	EXPECT_EQ(0, bs_sum_weight(&ev.smp, tid, BS_L));
 	BS_EXPECT_CONTEXT(&ev.smp, tid, BS_I, geteuid() == 0);
 
