@@ -1,25 +1,132 @@
 #!/bin/bash
 # Usage: scripts/tap-summary.sh TAPFILE [EXPECTED_PROGRAMS]
 #
-# Summarises TAP in one of two shapes, without trusting any exit code:
-# - kselftest's (run_kselftest.sh, scripts/kselftest-runner.sh): outer lines
-#   "ok N selftests: dir: prog", each program's own TAP nested with a "# "
-#   prefix (6.1's runner exits 0 on failures);
-# - flat TAP 13, as bperf's and bcoz's suites print it: "ok N - name",
-#   "not ok N - name", "ok N - name # SKIP reason", a plan "1..N" first or
-#   last. Used when the input has no "# selftests:" header; other lines
-#   (build output, "# " diagnostics) are ignored.
-# Prints one line per test ("ok", "not ok" or "skip" + program: test), then a
-# final line exactly "N passed, N failed, N skipped".
-# A test counts as failed when it prints "not ok", when a program's plan
-# (1..N) announces more results than it printed, when a program fails or times
-# out after its own results, and when fewer programs report than the outer plan
+# Summarises TAP in one of two shapes, without trusting any exit code, and
+# prints one line per test ("ok", "not ok" or "skip", then the test's name),
+# then a final line exactly "N passed, N failed, N skipped".
+#
+# kselftest's nested TAP (run_kselftest.sh, scripts/kselftest-runner.sh), used
+# when the input has a "# selftests: dir: prog" line: outer lines "ok N
+# selftests: dir: prog", each program's own TAP nested with a "# " prefix
+# (6.1's runner exits 0 on failures). Each nested result is one test. A test
+# counts as failed when it prints "not ok", when a program's plan (1..N)
+# announces more results than it printed, when a program fails or times out
+# after its own results, and when fewer programs report than the outer plan
 # (or EXPECTED_PROGRAMS, e.g. the line count of kselftest-list.txt) announces.
+# Summary lines that follow the TAP (this script's own output, as
+# scripts/run-selftests.sh prints it) are not counted again.
+#
+# Flat TAP 13 otherwise, as bperf's and bcoz's suites print it:
+#     TAP version 13
+#     ok 1 - name
+#     #   diagnostics
+#     not ok 2 - name
+#     ok 3 - name # SKIP reason
+#     1..3
+# Only top-level lines count; "# " diagnostics, indented lines and anything
+# else (build output around the suite) are ignored. The plan may come first
+# or last. Each "TAP version" line starts a new stream (so does a result
+# after a stream's trailing plan); each stream is checked on its own:
+#   "not ok"                        1 failed
+#   "ok ... # SKIP reason"          1 skipped (the directive, case-insensitive)
+#   plan announces more results     1 failed per missing result
+#   more results than the plan      1 failed
+#   no plan                         1 failed (the suite stopped before its end)
+#   "Bail out!"                     the missing results failed, at least 1
+#   "1..0 # SKIP reason", no result 1 skipped
+#   no TAP at all                   1 failed
+# EXPECTED_PROGRAMS applies to kselftest TAP only.
 # Exit status: 0 only if nothing failed and at least one test passed or skipped.
 set -euo pipefail
 
 [ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 TAPFILE [EXPECTED_PROGRAMS]" >&2; exit 2; }
 [ -r "$1" ] || { echo "$0: cannot read $1" >&2; exit 2; }
+
+if ! tr -d '\r' <"$1" | grep -Eq '^# selftests: [^:]+: '; then
+	tr -d '\r' <"$1" | awk '
+function testname(s) {
+	sub(/^(not )?ok [0-9]+[ \t]*(- )?/, "", s)
+	return s
+}
+function start_stream() {
+	nstream++
+	instream = 1; nres = 0; plan = -1; trailing = 0; bailed = 0
+	where = nstream > 1 ? sprintf("TAP stream %d: ", nstream) : ""
+}
+function end_stream(   miss) {
+	if (!instream)
+		return
+	instream = 0
+	if (bailed) {
+		miss = plan > nres ? plan - nres : 1
+		failed += miss
+		printf "not ok  %sbailed out after %d result(s)%s\n", where, nres,
+			(plan > nres ? sprintf(", %d missing (plan 1..%d)", miss, plan) : "")
+	} else if (plan < 0) {
+		failed++
+		if (nres == 0)
+			printf "not ok  %sno result and no plan: the suite printed nothing after \"TAP version\"\n", where
+		else
+			printf "not ok  %sno plan (1..N): the suite stopped before its end (%d result(s))\n", where, nres
+	} else if (plan == 0 && nres == 0) {
+		skipped++
+		printf "skip    %swhole suite%s\n", where, planskip
+	} else if (plan > nres) {
+		failed += plan - nres
+		printf "not ok  %s%d result(s) missing (plan 1..%d, got %d)\n", where, plan - nres, plan, nres
+	} else if (plan < nres) {
+		failed++
+		printf "not ok  %smore results than the plan (plan 1..%d, got %d)\n", where, plan, nres
+	}
+}
+/^TAP version [0-9]+/ { end_stream(); start_stream(); next }
+/^(not )?ok [0-9]+([ \t]|$)/ {
+	if (!instream || (plan >= 0 && trailing)) {
+		end_stream(); start_stream()
+	}
+	nres++
+	name = testname($0)
+	if ($0 ~ /^not ok/) {
+		failed++
+		printf "not ok  %s%s\n", where, name
+	} else if (tolower($0) ~ /[ \t]#[ \t]*skip/) {
+		skipped++
+		printf "skip    %s%s\n", where, name
+	} else {
+		passed++
+		printf "ok      %s%s\n", where, name
+	}
+	next
+}
+/^1\.\.[0-9]+/ {
+	if (!instream || plan >= 0) {
+		end_stream(); start_stream()
+	}
+	p = $1; sub(/^1\.\./, "", p); plan = p + 0
+	trailing = nres > 0
+	planskip = ""
+	if (match($0, /#.*/)) planskip = " " substr($0, RSTART)
+	next
+}
+/^Bail out!/ {
+	if (!instream)
+		start_stream()
+	bailed = 1
+	print "not ok  " where $0
+	end_stream()
+	next
+}
+END {
+	end_stream()
+	if (nstream == 0) {
+		failed++
+		print "not ok  no TAP found"
+	}
+	printf "%d passed, %d failed, %d skipped\n", passed, failed, skipped
+	exit (failed > 0 || passed + skipped == 0) ? 1 : 0
+}'
+	exit
+fi
 
 tr -d '\r' <"$1" | awk -v expected="${2:-0}" '
 function finish_prog(   miss) {
@@ -38,7 +145,6 @@ function testname(s) {
 }
 # "# selftests: dir: prog" starts a program
 /^# selftests: [^:]+: / {
-	ksft = 1
 	finish_prog()
 	cur = $0; sub(/^# selftests: [^:]+: /, "", cur)
 	nres[cur] = 0; plan[cur] = 0; bad[cur] = 0
@@ -67,22 +173,6 @@ cur != "" && /^# (not )?ok [0-9]+/ {
 }
 # outer plan
 /^1\.\.[0-9]+/ { oplan = substr($1, 4) + 0; next }
-# flat TAP: a top-level result that is not a kselftest program line
-!ksft && /^(not )?ok [0-9]+/ && $0 !~ /^(not )?ok [0-9]+ selftests: / {
-	name = testname($0)
-	nflat++
-	if ($0 ~ /^not ok/) {
-		failed++
-		printf "not ok  %s\n", name
-	} else if ($0 ~ /# *[Ss][Kk][Ii][Pp]/) {
-		skipped++
-		printf "skip    %s\n", name
-	} else {
-		passed++
-		printf "ok      %s\n", name
-	}
-	next
-}
 # outer result for one program
 /^(not )?ok [0-9]+ selftests: [^:]+: / {
 	prog = $0; sub(/^(not )?ok [0-9]+ selftests: [^:]+: /, "", prog)
@@ -105,20 +195,6 @@ cur != "" && /^# (not )?ok [0-9]+/ {
 }
 END {
 	finish_prog()
-	if (!ksft && nprogs == 0) {
-		if (nflat == 0 && oplan == 0) {
-			failed++
-			print "not ok  no TAP found"
-		} else if (oplan > nflat) {
-			failed += oplan - nflat
-			printf "not ok  %d result(s) missing (plan 1..%d, got %d)\n", oplan - nflat, oplan, nflat
-		} else if (oplan == 0) {
-			failed++
-			print "not ok  no plan (1..N): the suite stopped before its end"
-		}
-		printf "%d passed, %d failed, %d skipped\n", passed, failed, skipped
-		exit (failed > 0 || passed + skipped == 0) ? 1 : 0
-	}
 	want = oplan > expected ? oplan : expected
 	if (want == 0 && nprogs == 0) {
 		failed++
