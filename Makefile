@@ -74,7 +74,7 @@ vm:
 # fail the demo (single runs under TCG are noisy; `make test` is the gate).
 DEMO_VM_CMD := tools/perf/tests/blocked/vm/demo.sh && \
 	{ tools/bcoz/tests/vm/run.sh --demo -o build/vm-scratch/bcoz /dev/vda || \
-	  echo "demo: some bcoz predictions missed their thresholds (see "not ok" above)"; }
+	  echo "demo: some bcoz predictions missed their thresholds (see the not ok lines above)"; }
 
 demo:
 	$(MAKE) --no-print-directory deps

@@ -4,6 +4,10 @@
 #   make bperf-host    parsing/report/script/flame graph tests that need no
 #                      special kernel, plus the diff test against stock perf
 #   make bperf-vm      record and check a workload with known phases in the VM
+#
+# Both test targets print flat TAP 13 (tools/perf/tests/blocked/tap.sh), sized
+# by time and checked against measurements of the same run; `make test` sums
+# them with scripts/tap-summary.sh.
 DEPS_PACKAGES += libslang2-dev libunwind-dev zlib1g-dev libtraceevent-dev \
 	python3 linux-perf
 TEST_TARGETS += bperf-host bperf-vm
