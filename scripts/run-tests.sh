@@ -4,10 +4,13 @@
 # Runs `make TARGET` for each TARGET in order (all of them, even after a
 # failure), keeps each output in build/test-logs/TARGET.log, and sums the TAP
 # every target prints (kselftest's nested TAP or flat TAP 13) with
-# scripts/tap-summary.sh. A target with no TAP, or one that exits non-zero
-# while its TAP shows no failure, counts as 1 failed. Prints per-target
-# results and a final line exactly "N passed, N failed, N skipped"; exits
-# non-zero if anything failed.
+# scripts/tap-summary.sh (its output in build/test-logs/TARGET.summary). A
+# target with no TAP, or one that exits non-zero while its TAP shows no
+# failure, counts as 1 failed. The selftests log holds kselftest's nested TAP
+# followed by scripts/run-selftests.sh's own summary lines; tap-summary.sh
+# counts each nested result once and does not read those lines as results.
+# Prints per-target results and a final line exactly "N passed, N failed,
+# N skipped"; exits non-zero if anything failed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
