@@ -162,6 +162,7 @@ int perf_blocked_check_attr(const struct perf_event_attr *attr);
 int perf_blocked_event_init(struct perf_event *event);
 void perf_blocked_event_del(struct perf_event *event);
 void perf_blocked_event_add(struct perf_event *event);
+bool perf_blocked_start_hrtimer(struct perf_event *event);
 
 #else /* !CONFIG_PERF_BLOCKED_SAMPLES */
 
@@ -195,6 +196,11 @@ static inline int perf_blocked_event_init(struct perf_event *event)
 
 static inline void perf_blocked_event_del(struct perf_event *event) { }
 static inline void perf_blocked_event_add(struct perf_event *event) { }
+
+static inline bool perf_blocked_start_hrtimer(struct perf_event *event)
+{
+	return false;
+}
 
 #endif /* CONFIG_PERF_BLOCKED_SAMPLES */
 

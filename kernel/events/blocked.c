@@ -26,9 +26,11 @@
  *    Both are behind perf_blocked_key and only touch tasks with a perf
  *    context, see <linux/perf_blocked.h>.
  *  - pmu::del() of each blocked event stamps the switch-out; pmu::add()
- *    computes the split and emits.  Keeping the switch-out time and the
- *    grid phase in the event, not the task, lets several blocked events on
- *    one task (say a recorder and a profiler) each get exact results.
+ *    computes the split and emits; pmu::start() restarts the hrtimer at
+ *    the grid's next point, so the time spent emitting does not shift it.
+ *    Keeping the switch-out time and the grid phase in the event, not the
+ *    task, lets several blocked events on one task (say a recorder and a
+ *    profiler) each get exact results.
  *  - del()/add() that are not part of a context switch (enable, disable,
  *    rotation) see blocked_class == NONE and measure nothing.
  *
@@ -129,6 +131,24 @@ static void perf_blocked_siblings(struct perf_event *event, u64 out)
 }
 
 /*
+ * @left <= 0: the grid's next point is already due.  Such points passed
+ * while the task was on the CPU (its timer interrupt held off on the way
+ * out, a virtual CPU that ran late, or pmu::add() emitting): the next
+ * on-CPU sample carries them, and the grid goes on from its first point
+ * still ahead, which this returns the time to.
+ */
+static s64 perf_blocked_catch_up(struct hw_perf_event *hwc, s64 left)
+{
+	u64 due;
+
+	if (left > 0)
+		return left;
+	due = div64_u64(-left, hwc->sample_period) + 1;
+	hwc->blocked_owed += due;
+	return left + due * hwc->sample_period;
+}
+
+/*
  * pmu::del(), after the hrtimer was cancelled and hw.period_left holds the
  * time to the next sampling point.  Only a context switch (the class was
  * set by __schedule()) starts an interval.
@@ -137,23 +157,23 @@ void perf_blocked_event_del(struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
 	s64 left = local64_read(&hwc->period_left);
-	u64 out = 0, due;
+	u64 out = 0;
 
-	/*
-	 * The timer was already due when the task left the CPU: its
-	 * interrupt was held off on the way out, or a virtual CPU ran late.
-	 * Those grid points were on-CPU time; the next on-CPU sample carries
-	 * them, and the grid goes on from its first point still ahead.
-	 */
-	if (left <= 0 && hwc->sample_period) {
-		due = div64_u64(-left, hwc->sample_period) + 1;
-		hwc->blocked_owed += due;
-		local64_set(&hwc->period_left,
-			    left + due * hwc->sample_period);
+	if (current->blocked_class) {
+		out = ktime_get_mono_fast_ns();
+		/*
+		 * period_left was read before hrtimer_cancel(); the timer's
+		 * expiry is the next point itself, so the off-CPU grid does
+		 * not lose the time the cancel took.
+		 */
+		left = ktime_to_ns(hrtimer_get_expires(&hwc->hrtimer)) -
+		       (s64)out;
 	}
 
-	if (current->blocked_class)
-		out = ktime_get_mono_fast_ns();
+	if (hwc->sample_period)
+		local64_set(&hwc->period_left, perf_blocked_catch_up(hwc, left));
+
+	hwc->blocked_next = 0;
 	hwc->blocked_out = out;
 
 	if (out && event->cpu != -1)
@@ -362,9 +382,8 @@ void perf_blocked_event_add(struct perf_event *event)
 	first = clamp_t(s64, left, 1, period);
 
 	n = perf_blocked_points(delta, first, period);
-	local64_set(&hwc->period_left, first + n * period - delta);
 	if (!n)
-		return;
+		goto resume;
 
 	if (class == PERF_BLOCKED_SCHED) {
 		n_blocked = 0;
@@ -379,7 +398,7 @@ void perf_blocked_event_add(struct perf_event *event)
 	}
 
 	if (event->attr.exclude_kernel && event->attr.exclude_user)
-		return;
+		goto resume;
 
 	/* protects the per-CPU callchain buffers until both are written */
 	rcu_read_lock();
@@ -392,4 +411,38 @@ void perf_blocked_event_add(struct perf_event *event)
 		perf_blocked_output(event, PERF_BLOCKED_SCHED, n - n_blocked,
 				    time, &regs, callchain);
 	rcu_read_unlock();
+
+resume:
+	/*
+	 * The next point is first + n * period after the switch-out.  The
+	 * timer is started there, not at a delay from now: the task has been
+	 * on the CPU since @now, and emitting (an unwind and up to two
+	 * records) took part of that time.
+	 */
+	hwc->blocked_next = out + first + n * period;
+	local64_set(&hwc->period_left, first + n * period - delta);
+}
+
+/*
+ * task-clock pmu::start() right after perf_blocked_event_add() measured an
+ * interval: start the hrtimer at the grid's next point itself, so that the
+ * grid does not fall behind by the time add() took.  Points that fell due
+ * meanwhile are on-CPU time.  Returns false if there is no such point; the
+ * caller then starts the timer from period_left as usual.
+ */
+bool perf_blocked_start_hrtimer(struct perf_event *event)
+{
+	struct hw_perf_event *hwc = &event->hw;
+	u64 next = hwc->blocked_next, now;
+
+	if (!next)
+		return false;
+	hwc->blocked_next = 0;
+
+	now = ktime_get_mono_fast_ns();
+	next = now + perf_blocked_catch_up(hwc, (s64)(next - now));
+	local64_set(&hwc->period_left, 0);
+	hrtimer_start(&hwc->hrtimer, ns_to_ktime(next),
+		      HRTIMER_MODE_ABS_PINNED_HARD);
+	return true;
 }
