@@ -91,6 +91,16 @@ FIXTURE_TEARDOWN(name)							\
 	}								\
 } while (0)
 
+/* lo <= actual <= hi, with the three numbers logged on failure. */
+#define BS_EXPECT_BETWEEN(what, lo, actual, hi) do {			\
+	double __l = (double)(lo), __a = (double)(actual);		\
+	double __h = (double)(hi);					\
+	EXPECT_TRUE(__l <= __a && __a <= __h) {				\
+		TH_LOG("%s: got %.2f, want %.2f .. %.2f", (what), __a,	\
+		       __l, __h);					\
+	}								\
+} while (0)
+
 /*
  * Blocked samples of @tid in class @cls carry the blocked thread's context:
  * a user callchain part, and (root, kernel not excluded) a kernel IP outside

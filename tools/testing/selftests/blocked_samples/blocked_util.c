@@ -98,12 +98,17 @@ void bs_set_blocked(struct perf_event_attr *attr)
 #endif
 }
 
+void bs_attr_monotonic(struct perf_event_attr *attr)
+{
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+}
+
 void bs_attr_switch_records(struct perf_event_attr *attr)
 {
 	attr->context_switch = 1;
 	attr->sample_id_all = 1;
-	attr->use_clockid = 1;
-	attr->clockid = CLOCK_MONOTONIC;
+	bs_attr_monotonic(attr);
 }
 
 bool bs_get_blocked(const struct perf_event_attr *attr)
@@ -533,6 +538,82 @@ uint64_t bs_offcpu_ns(const struct bs_samples *smp, int tid, size_t *nr)
 	if (nr)
 		*nr = n;
 	return sum;
+}
+
+void bs_offcpu_bounds(const struct bs_samples *smp, int tid, uint64_t from,
+		      uint64_t to, uint64_t period, uint64_t slack,
+		      struct bs_offcpu *o)
+{
+	uint64_t out = 0, len;
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	for (i = 0; i < smp->nr_sw; i++) {
+		const struct bs_switch *sw = &smp->sw[i];
+
+		if (tid >= 0 && sw->tid != (uint32_t)tid)
+			continue;
+		if (sw->out) {
+			out = sw->time;
+			continue;
+		}
+		if (!out)
+			continue;
+		if (out >= from && (!to || sw->time <= to) && sw->time > out) {
+			len = sw->time - out;
+			o->ns += len;
+			o->nr++;
+			o->max_points += len / period + 1;
+			if (len > slack)
+				o->min_points += (len - slack) / period;
+		}
+		out = 0;
+	}
+}
+
+uint64_t bs_sum_weight_between(const struct bs_samples *smp, int tid,
+			       enum bs_class c, uint64_t from, uint64_t to)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < smp->nr; i++)
+		if (match(&smp->s[i], tid, c) && smp->s[i].time > from &&
+		    smp->s[i].time <= to)
+			sum += smp->s[i].weight;
+	return sum;
+}
+
+uint64_t bs_sum_blocked_between(const struct bs_samples *smp, int tid,
+				uint64_t from, uint64_t to)
+{
+	uint64_t sum = 0;
+	int c;
+
+	for (c = BS_B; c < BS_NR_CLASSES; c++)
+		sum += bs_sum_weight_between(smp, tid, c, from, to);
+	return sum;
+}
+
+uint64_t bs_points_to_last_oncpu(const struct bs_samples *smp, int tid,
+				 uint64_t *last)
+{
+	uint64_t sum = 0, upto = 0;
+	size_t i;
+
+	*last = 0;
+	for (i = 0; i < smp->nr; i++) {
+		const struct bs_sample *s = &smp->s[i];
+
+		if (tid >= 0 && s->tid != (uint32_t)tid)
+			continue;
+		sum += s->weight;
+		if (bs_sample_class(s) == BS_ONCPU) {
+			upto = sum;
+			*last = s->time;
+		}
+	}
+	return upto;
 }
 
 uint64_t bs_sum_weight_all(const struct bs_samples *smp, int tid)

@@ -39,6 +39,21 @@
 #define BS_NSEC_PER_MSEC	1000000ULL
 #define BS_DEFAULT_PERIOD_NS	BS_NSEC_PER_MSEC
 
+/*
+ * What the tests assert follows from the design: every sampling point lies
+ * in exactly one sample, and each part of an off-CPU interval weighs the
+ * number of points that fell into it, so a part of length L weighs
+ * floor(L / period) or one more.  Upper bounds are exact.  Lower bounds
+ * also have to allow, once per off-CPU interval, for the kernel's own path
+ * between what the test can see (its clock reads, a switch record, a
+ * timer's expiry) and the switch-out or switch-in where the interval
+ * starts or ends: the scheduler and perf's switch work.  That takes
+ * microseconds on hardware, 0.05-0.2 ms in a QEMU TCG guest, and a few ms
+ * when TCG translates a code path for the first time or the host takes the
+ * virtual CPU away; BS_SLACK_NS covers it.
+ */
+#define BS_SLACK_NS		(5 * BS_NSEC_PER_MSEC)
+
 /* Lowest kernel virtual address on x86_64 (and the arm64 style split). */
 #define BS_KERNEL_ADDR_MIN	0xffff800000000000ULL
 
@@ -115,6 +130,8 @@ void bs_set_blocked(struct perf_event_attr *attr);
  * comparable with clock_gettime(CLOCK_MONOTONIC).
  */
 void bs_attr_switch_records(struct perf_event_attr *attr);
+/* Sample and record times on CLOCK_MONOTONIC, comparable with bs_now_ns(). */
+void bs_attr_monotonic(struct perf_event_attr *attr);
 bool bs_get_blocked(const struct perf_event_attr *attr);
 
 long bs_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
@@ -161,6 +178,35 @@ uint64_t bs_max_weight(const struct bs_samples *smp, int tid, enum bs_class c);
  * preceding switch-out); *nr gets the number of intervals.
  */
 uint64_t bs_offcpu_ns(const struct bs_samples *smp, int tid, size_t *nr);
+/*
+ * Bounds on the off-CPU points of @tid from its switch records, for the
+ * intervals that start at or after @from and end by @to (0: no limit).
+ * Each interval the blocked samples measure lies inside the records' one:
+ * it holds at most floor(R / period) + 1 points (max_points), and, as it
+ * falls short of R by at most @slack, at least floor((R - slack) / period)
+ * (min_points).
+ */
+struct bs_offcpu {
+	uint64_t ns;		/* off-CPU time by the records */
+	size_t nr;		/* intervals */
+	uint64_t max_points, min_points;
+};
+void bs_offcpu_bounds(const struct bs_samples *smp, int tid, uint64_t from,
+		      uint64_t to, uint64_t period, uint64_t slack,
+		      struct bs_offcpu *o);
+/* Weight of @tid's samples of class @c with a time in (from, to]. */
+uint64_t bs_sum_weight_between(const struct bs_samples *smp, int tid,
+			       enum bs_class c, uint64_t from, uint64_t to);
+/* Weight of @tid's blocked samples (every class but on-CPU) in (from, to]. */
+uint64_t bs_sum_blocked_between(const struct bs_samples *smp, int tid,
+				uint64_t from, uint64_t to);
+/*
+ * Sum of the weights of @tid's samples up to and including its last on-CPU
+ * sample, whose time goes to *last (0 if there is none).  On a continuous
+ * grid this is the number of points from the enable to that sample.
+ */
+uint64_t bs_points_to_last_oncpu(const struct bs_samples *smp, int tid,
+				 uint64_t *last);
 /* All classes: on-CPU + every blocked class. */
 uint64_t bs_sum_weight_all(const struct bs_samples *smp, int tid);
 /* One-line summary "on=.. B=.. I=.. S=.. L=.. (counts ...)" for logs. */
