@@ -1,14 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Two CPU-bound threads pinned to one CPU: all the time a thread is off
- * the CPU it is runnable but preempted, so its [S] weight must match its
- * off-CPU time (taken independently from switch records), its on-CPU
- * weight its CPU time, and as the two share the CPU about evenly, [S] is
- * about as large as on-CPU.
+ * the CPU it is runnable but preempted, so it gets [S] samples only, whose
+ * points fit its off-CPU intervals (taken independently from switch
+ * records), while its on-CPU points fit its CPU time (task-clock count).
+ *
+ * The spinners are SCHED_RR at one priority, so they take turns by the
+ * round-robin timeslice (100 ms by default): long intervals against the
+ * sampling period and the kernel's switch work, whatever the machine's
+ * speed.  They run until each has been preempted PREEMPTIONS times (a
+ * generous upper bound in time fails the test with a message).
+ *
+ * Asserted per spinner, over its round-robin phase:
+ *  - [S] points: at most floor(R / period) + 1 per off-CPU interval of
+ *    length R (switch records), at least floor((R - slack) / period);
+ *  - on-CPU points x period within (intervals + 1) x (period + slack) of
+ *    the task-clock count over the phase (each on-CPU stretch holds
+ *    floor(L / period) or one more points of its length L);
+ *  - hardly any other blocked class (a spinner does not sleep).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
@@ -16,32 +31,71 @@
 #include "blocked_fixture.h"
 
 #define NTHREADS	2
-#define RUN_MS		1000
+#define PREEMPTIONS	6
+#define MAX_WALL_S	60
 
 struct spinner {
 	pthread_t th;
 	int cpu;
 	pid_t tid;
 	int pin_err;
-	uint64_t t_open, t_end;	/* event opened, thread done */
+	int ev_fd;
+	uint64_t t_start, t_end;	/* round-robin phase */
+	uint64_t c_start, c_end;	/* task-clock count then */
+	long preempted;
 };
 
+static struct spinner sp[NTHREADS];
 static volatile int go;
-static volatile uint64_t stop_at;
+static volatile uint64_t deadline;
+
+static long nivcsw(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? -1 : ru.ru_nivcsw;
+}
+
+/* The task-clock count (ns on the CPU) of an event this thread can read. */
+static uint64_t count(int fd)
+{
+	uint64_t c;
+
+	return read(fd, &c, sizeof(c)) == sizeof(c) ? c : 0;
+}
+
+static bool all_preempted(void)
+{
+	int i;
+
+	for (i = 0; i < NTHREADS; i++)
+		if (__atomic_load_n(&sp[i].preempted, __ATOMIC_ACQUIRE) < PREEMPTIONS)
+			return false;
+	return true;
+}
 
 static void *spin(void *arg)
 {
-	struct spinner *sp = arg;
+	struct spinner *s = arg;
+	long base;
 
-	sp->pin_err = bs_pin_self(sp->cpu);
+	s->pin_err = bs_pin_self(s->cpu);
 	/* Fault the spin loop in now: page faults over 9p would block. */
 	bs_spin_ns(BS_NSEC_PER_MSEC);
-	__atomic_store_n(&sp->tid, bs_gettid(), __ATOMIC_RELEASE);
+	nivcsw();
+	__atomic_store_n(&s->tid, bs_gettid(), __ATOMIC_RELEASE);
+	/* Sleep, not spin: the main thread makes us SCHED_RR meanwhile. */
 	while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
-		;
-	while (bs_now_ns() < stop_at)
-		;
-	sp->t_end = bs_now_ns();
+		usleep(1000);
+	s->c_start = count(s->ev_fd);
+	s->t_start = bs_now_ns();
+	base = nivcsw();
+	while (!all_preempted() && bs_now_ns() < deadline) {
+		bs_spin_ns(BS_NSEC_PER_MSEC / 4);
+		__atomic_store_n(&s->preempted, nivcsw() - base, __ATOMIC_RELEASE);
+	}
+	s->t_end = bs_now_ns();
+	s->c_end = count(s->ev_fd);
 	return NULL;
 }
 
@@ -49,70 +103,79 @@ BS_FIXTURE(sched_preempt);
 
 TEST_F_TIMEOUT(sched_preempt, two_spinners_one_cpu, 120)
 {
-	struct spinner sp[NTHREADS];
-	struct bs_event ev[NTHREADS], trk[NTHREADS];
+	struct sched_param prio = { .sched_priority = 1 };
+	struct bs_event ev[NTHREADS];
 	struct perf_event_attr attr;
-	int cpu = bs_pick_cpu(), i;
+	int cpu = bs_pick_cpu(), i, err;
 
 	BS_REQUIRE_FEATURE();
 
+	memset(sp, 0, sizeof(sp));
 	go = 0;
 	for (i = 0; i < NTHREADS; i++) {
 		sp[i].cpu = cpu;
-		sp[i].tid = 0;
 		ASSERT_EQ(0, pthread_create(&sp[i].th, NULL, spin, &sp[i]));
 	}
 	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, true);
 	attr.sample_type &= ~PERF_SAMPLE_CALLCHAIN;	/* only weights matter */
+	bs_attr_switch_records(&attr);
 	for (i = 0; i < NTHREADS; i++) {
 		while (!__atomic_load_n(&sp[i].tid, __ATOMIC_ACQUIRE))
 			usleep(1000);
 		ASSERT_EQ(0, sp[i].pin_err) TH_LOG("cannot pin to CPU %d", cpu);
-		sp[i].t_open = bs_now_ns();
 		BS_OPEN(&ev[i], &attr, sp[i].tid, -1);
-		BS_OPEN_TRACKER(&trk[i], sp[i].tid);
+		sp[i].ev_fd = ev[i].fd;
 	}
-	stop_at = bs_now_ns() + RUN_MS * BS_NSEC_PER_MSEC;
+	for (i = 0; i < NTHREADS; i++) {
+		err = pthread_setschedparam(sp[i].th, SCHED_RR, &prio);
+		if (err) {
+			deadline = 0;
+			__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+			for (i = 0; i < NTHREADS; i++)
+				pthread_join(sp[i].th, NULL);
+			SKIP(return, "cannot make the spinners SCHED_RR: %s", strerror(err));
+		}
+	}
+	deadline = bs_now_ns() + MAX_WALL_S * 1000000000ULL;
 	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < NTHREADS; i++)
 		pthread_join(sp[i].th, NULL);
 
 	for (i = 0; i < NTHREADS; i++) {
-		uint64_t on, s, cpu_ns = 0;
-		double off_ms;
+		const struct spinner *s = &sp[i];
+		uint64_t on, sw, other, cpu_ns = s->c_end - s->c_start;
+		double tol;
+		struct bs_offcpu off;
 
-		EXPECT_EQ(sizeof(cpu_ns), read(ev[i].fd, &cpu_ns, sizeof(cpu_ns)));
 		BS_DRAIN(&ev[i]);
-		BS_DRAIN(&trk[i]);
-		off_ms = bs_ms(bs_offcpu_ns(&trk[i].smp, sp[i].tid, NULL));
-		on = bs_sum_weight(&ev[i].smp, sp[i].tid, BS_ONCPU);
-		s = bs_sum_weight(&ev[i].smp, sp[i].tid, BS_S);
-		TH_LOG("spinner %d (tid %d, CPU %d, %d ms): on-CPU weight %llu, [S] weight %llu",
-		       i, sp[i].tid, cpu, RUN_MS, (unsigned long long)on,
-		       (unsigned long long)s);
-		TH_LOG("spinner %d: %.2f ms since the open: task-clock %.2f ms on CPU, "
-		       "%.2f ms off CPU (switch records)", i,
-		       bs_ms(sp[i].t_end - sp[i].t_open), bs_ms(cpu_ns), off_ms);
-		BS_LOG_SUMMARY("spinner", &ev[i].smp, sp[i].tid);
-		EXPECT_LE(RUN_MS / 4, on) TH_LOG("too few on-CPU samples");
+		bs_offcpu_bounds(&ev[i].smp, s->tid, s->t_start, s->t_end, attr.sample_period,
+				 BS_SLACK_NS, &off);
+		on = bs_sum_weight_between(&ev[i].smp, s->tid, BS_ONCPU, s->t_start, s->t_end);
+		sw = bs_sum_weight_between(&ev[i].smp, s->tid, BS_S, s->t_start, s->t_end);
+		other = bs_sum_blocked_between(&ev[i].smp, s->tid, s->t_start, s->t_end) - sw;
+		TH_LOG("spinner %d (tid %d, CPU %d): preempted %ld times in %.2f ms; %.2f ms "
+		       "on CPU (task-clock), %.2f ms off in %zu intervals (switch records); "
+		       "on-CPU %llu, [S] %llu, other blocked %llu points", i, s->tid, cpu,
+		       s->preempted, bs_ms(s->t_end - s->t_start), bs_ms(cpu_ns), bs_ms(off.ns),
+		       off.nr, (unsigned long long)on, (unsigned long long)sw,
+		       (unsigned long long)other);
+		BS_LOG_SUMMARY("spinner", &ev[i].smp, s->tid);
+		ASSERT_LE(PREEMPTIONS, s->preempted) {
+			TH_LOG("spinner %d was preempted only %ld times in %d s: do SCHED_RR "
+			       "threads of one priority take turns (sched_rr_timeslice_ms)?",
+			       i, s->preempted, MAX_WALL_S);
+		}
 		/* Preempted time is all [S], point for point ... */
-		BS_EXPECT_NEAR("[S] weight x period vs off-CPU time (ms)",
-			       bs_ms(s * attr.sample_period), off_ms, 0.15);
-		/* ... and the on-CPU points match the CPU time ... */
-		BS_EXPECT_NEAR("on-CPU weight x period vs task-clock (ms)",
-			       bs_ms(on * attr.sample_period), bs_ms(cpu_ns), 0.20);
-		/*
-		 * ... so with the CPU shared about evenly, [S] ~ on-CPU. Loose:
-		 * other tasks of the VM also take turns on this CPU, which
-		 * makes both spinners wait longer than they run.
-		 */
-		BS_EXPECT_NEAR("[S] weight vs on-CPU weight", s, on, 0.50);
-		/* Spinners hardly ever sleep (at most a stray page fault). */
-		EXPECT_GE(s / 20, bs_sum_weight(&ev[i].smp, -1, BS_B) +
-				  bs_sum_weight(&ev[i].smp, -1, BS_L) +
-				  bs_sum_weight(&ev[i].smp, -1, BS_I));
+		BS_EXPECT_BETWEEN("[S] points vs the off-CPU intervals", off.min_points, sw,
+				  off.max_points);
+		/* ... the on-CPU points match the CPU time ... */
+		tol = (off.nr + 1) * bs_ms(attr.sample_period + BS_SLACK_NS);
+		BS_EXPECT_BETWEEN("on-CPU points x period vs task-clock (ms)",
+				  bs_ms(cpu_ns) - tol, bs_ms(on * attr.sample_period),
+				  bs_ms(cpu_ns) + tol);
+		/* ... and spinners hardly ever sleep (at most a stray page fault). */
+		EXPECT_GE(sw / 20, other);
 		bs_event_close(&ev[i]);
-		bs_event_close(&trk[i]);
 	}
 }
 
