@@ -5,6 +5,22 @@
  * a [L] (futex) or [B] (nanosleep) sample for the part until the wake-up,
  * immediately followed by an [S] sample for the wait on the runqueue, both
  * stamped with the same schedule-in time.
+ *
+ * Each round the spinner waits (sleeping, so the sleeper can run) until it
+ * sees the sleeper asleep; from then on it holds the CPU, so the sleeper
+ * cannot run again before the spinner lets go:
+ *  - futex: the spinner spins DOZE_MS, wakes the sleeper, spins SPIN_MS;
+ *    the [L] part is at least DOZE_MS long, the [S] part at least SPIN_MS;
+ *  - nanosleep: the sleeper naps NAP_MS; the spinner spins until SPIN_MS
+ *    past the nap's end; the [B] part is at least NAP_MS - slack, the [S]
+ *    part at least SPIN_MS - slack (the nap's timer may fire late).
+ * A round the spinner does not catch asleep (a nap that ended while the
+ * spinner was not looking) does not count; the test runs until ROUNDS
+ * rounds were caught, and fails if MAX_ROUNDS were not enough.
+ *
+ * Asserted: at least one adjacent [L]/[B] + [S] pair per caught round,
+ * each with equal times, an [S] of at least (SPIN_MS - slack) / period
+ * points, and period = weight x sample_period.
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
@@ -18,9 +34,12 @@
 #include "blocked_util.h"
 #include "blocked_fixture.h"
 
-#define ROUNDS		6
+#define ROUNDS		6	/* rounds to catch */
+#define MAX_ROUNDS	30
 #define SPIN_MS		30	/* runqueue wait forced on the sleeper */
-#define NAP_MS		10	/* nanosleep mode: sleep, wakes mid-spin */
+#define DOZE_MS		10	/* futex mode: sleep before the wake-up */
+#define NAP_MS		10	/* nanosleep mode: the sleeper's nap */
+#define CATCH_S		5	/* wait at most this long for one sleep */
 
 enum mode { MODE_FUTEX, MODE_NANOSLEEP };
 
@@ -29,8 +48,10 @@ static struct {
 	int cpu;
 	volatile pid_t sleeper_tid;
 	volatile int sleeper_round;	/* round the sleeper is about to sleep in */
-	volatile int go;
+	volatile uint64_t nap_start;	/* nanosleep mode: just before the nap */
+	volatile int go, stop;
 	int word;			/* futex word */
+	int caught, tried;		/* the spinner's tally */
 	int pin_err, fifo_err;
 } ctx;
 
@@ -47,8 +68,9 @@ static void *sleeper(void *arg)
 	ctx.sleeper_tid = bs_gettid();
 	while (!__atomic_load_n(&ctx.go, __ATOMIC_ACQUIRE))
 		usleep(1000);
-	for (r = 1; r <= ROUNDS; r++) {
+	for (r = 1; !__atomic_load_n(&ctx.stop, __ATOMIC_ACQUIRE); r++) {
 		__atomic_store_n(&ctx.word, 0, __ATOMIC_RELEASE);
+		ctx.nap_start = bs_now_ns();
 		__atomic_store_n(&ctx.sleeper_round, r, __ATOMIC_RELEASE);
 		if (ctx.mode == MODE_FUTEX) {
 			while (!__atomic_load_n(&ctx.word, __ATOMIC_ACQUIRE))
@@ -60,6 +82,13 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
+static void release_sleeper(void)
+{
+	__atomic_store_n(&ctx.stop, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&ctx.word, 1, __ATOMIC_RELEASE);
+	futex(&ctx.word, FUTEX_WAKE_PRIVATE, 1);
+}
+
 static void *spinner(void *arg)
 {
 	struct sched_param sp = { .sched_priority = 1 };
@@ -67,25 +96,43 @@ static void *spinner(void *arg)
 
 	ctx.pin_err |= bs_pin_self(ctx.cpu);
 	ctx.fifo_err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-	if (ctx.fifo_err)
+	if (ctx.fifo_err) {
+		release_sleeper();
 		return NULL;
-	for (r = 1; r <= ROUNDS; r++) {
-		uint64_t deadline = bs_now_ns() + 5000 * BS_NSEC_PER_MSEC;
+	}
+	for (r = 1; ctx.caught < ROUNDS && ctx.tried < MAX_ROUNDS; r++) {
+		uint64_t deadline = bs_now_ns() + CATCH_S * 1000000000ULL;
+		int sr = 0;
 
 		/* Wait (sleeping, so the sleeper can run) until it sleeps. */
-		while (bs_now_ns() < deadline &&
-		       (__atomic_load_n(&ctx.sleeper_round, __ATOMIC_ACQUIRE) < r ||
-			bs_task_state(ctx.sleeper_tid) != 'S'))
+		while (bs_now_ns() < deadline) {
+			sr = __atomic_load_n(&ctx.sleeper_round, __ATOMIC_ACQUIRE);
+			if (sr > r)
+				r = sr;		/* it woke and went on unseen */
+			if (sr == r && bs_task_state(ctx.sleeper_tid) == 'S')
+				break;
 			bs_sleep_ns(BS_NSEC_PER_MSEC / 2);
+		}
+		ctx.tried = r;
+		if (sr != r || bs_task_state(ctx.sleeper_tid) != 'S')
+			break;
+		/* Caught asleep; the sleeper cannot run until this thread sleeps. */
+		ctx.caught++;
 		if (ctx.mode == MODE_FUTEX) {
+			bs_spin_ns(DOZE_MS * BS_NSEC_PER_MSEC);
 			__atomic_store_n(&ctx.word, 1, __ATOMIC_RELEASE);
 			futex(&ctx.word, FUTEX_WAKE_PRIVATE, 1);
 			bs_spin_ns(SPIN_MS * BS_NSEC_PER_MSEC);
 		} else {
-			/* The sleeper's timer fires NAP_MS into the spin. */
-			bs_spin_ns((SPIN_MS + NAP_MS) * BS_NSEC_PER_MSEC);
+			/* The sleeper's timer fires during the spin. */
+			uint64_t end = ctx.nap_start + (NAP_MS + SPIN_MS) * BS_NSEC_PER_MSEC;
+
+			while (bs_now_ns() < end)
+				;
 		}
 	}
+	/* Still holding the CPU: the sleeper sees stop once it runs. */
+	release_sleeper();
 	return NULL;
 }
 
@@ -94,6 +141,8 @@ BS_FIXTURE(wakeup_split);
 static void run_split(struct __test_metadata *_metadata, enum mode mode)
 {
 	enum bs_class want = mode == MODE_FUTEX ? BS_L : BS_B;
+	const uint64_t long_s = (SPIN_MS * BS_NSEC_PER_MSEC - BS_SLACK_NS) /
+				BS_DEFAULT_PERIOD_NS;
 	struct perf_event_attr attr;
 	int pairs = 0, long_pairs = 0, same_time = 0;
 	pthread_t ts, tp;
@@ -112,15 +161,11 @@ static void run_split(struct __test_metadata *_metadata, enum mode mode)
 	ASSERT_EQ(0, pthread_create(&tp, NULL, spinner, NULL));
 	__atomic_store_n(&ctx.go, 1, __ATOMIC_RELEASE);
 	pthread_join(tp, NULL);
+	pthread_join(ts, NULL);
 	if (ctx.fifo_err) {
-		/* Release the sleeper before reporting. */
-		__atomic_store_n(&ctx.word, 1, __ATOMIC_RELEASE);
-		futex(&ctx.word, FUTEX_WAKE_PRIVATE, 1);
-		pthread_join(ts, NULL);
 		bs_event_close(&ev);
 		SKIP(return, "cannot make the spinner SCHED_FIFO: %s", strerror(ctx.fifo_err));
 	}
-	pthread_join(ts, NULL);
 	ASSERT_EQ(0, ctx.pin_err) TH_LOG("cannot pin to CPU %d", ctx.cpu);
 	BS_DRAIN(&ev);
 	BS_LOG_SUMMARY("sleeper", &ev.smp, ctx.sleeper_tid);
@@ -141,18 +186,23 @@ static void run_split(struct __test_metadata *_metadata, enum mode mode)
 		EXPECT_EQ(b->weight * attr.sample_period, b->period);
 		if (a->time == b->time)
 			same_time++;
-		/* The sleeper really waited for most of the spin. */
-		if (b->weight >= SPIN_MS / 3)
+		/* The sleeper waited for the spin. */
+		if (b->weight >= long_s)
 			long_pairs++;
 	}
-	TH_LOG("%d rounds: %d adjacent [%s]+[S] pairs, %d with equal time, %d with [S] >= %d",
-	       ROUNDS, pairs, bs_class_name[want], same_time, long_pairs, SPIN_MS / 3);
-	EXPECT_LE(ROUNDS / 2, pairs);
+	TH_LOG("caught the sleeper asleep in %d of %d rounds: %d adjacent [%s]+[S] pairs, "
+	       "%d with equal time, %d with [S] >= %llu", ctx.caught, ctx.tried, pairs,
+	       bs_class_name[want], same_time, long_pairs, (unsigned long long)long_s);
+	ASSERT_LE(ROUNDS, ctx.caught) {
+		TH_LOG("the spinner caught the sleeper asleep in only %d of %d rounds",
+		       ctx.caught, ctx.tried);
+	}
+	EXPECT_LE(ctx.caught, pairs);
 	EXPECT_EQ(pairs, same_time) {
 		TH_LOG("both samples of one schedule-in must carry the same "
 		       "PERF_SAMPLE_TIME (the schedule-in time)");
 	}
-	EXPECT_LE(ROUNDS / 2, long_pairs);
+	EXPECT_LE(ctx.caught, long_pairs);
 	bs_event_close(&ev);
 }
 
