@@ -22,7 +22,7 @@
 #include "blocked_fixture.h"
 
 #define NAPS		10
-#define NAP_MS		10
+#define NAP_MS		20
 #define MAX_CPUS	64
 
 static struct {
@@ -31,7 +31,9 @@ static struct {
 	volatile pid_t tid;
 	volatile int done;
 	double slept_ms, max_nap_ms;
-	double off_ms;		/* child's off-CPU time, its own switch records */
+	uint64_t b_max;		/* sum of floor(nap / period) + 1 */
+	struct bs_offcpu off;	/* child's off-CPU intervals, its own switch records */
+	uint64_t t_start, t_end;	/* child, from its tracker's open on */
 	int pin_err, trk_err;
 } ctx;
 
@@ -43,6 +45,7 @@ static void *child(void *arg)
 	if (ctx.cpu >= 0)
 		ctx.pin_err = bs_pin_self(ctx.cpu);
 	ctx.trk_err = bs_switch_tracker_open(&trk, 0);
+	ctx.t_start = bs_now_ns();
 	ctx.tid = bs_gettid();
 	for (i = 0; i < NAPS; i++) {
 		uint64_t t0;
@@ -54,14 +57,17 @@ static void *child(void *arg)
 		bs_sleep_ns(NAP_MS * BS_NSEC_PER_MSEC);
 		t0 = bs_now_ns() - t0;
 		ctx.slept_ms += bs_ms(t0);
+		ctx.b_max += t0 / BS_DEFAULT_PERIOD_NS + 1;
 		if (bs_ms(t0) > ctx.max_nap_ms)
 			ctx.max_nap_ms = bs_ms(t0);
 		bs_spin_ns(BS_NSEC_PER_MSEC / 2);
 	}
+	ctx.t_end = bs_now_ns();
 	if (!ctx.trk_err) {
 		if (bs_event_drain(&trk) < 0 || trk.smp.lost)
 			ctx.trk_err = -EIO;
-		ctx.off_ms = bs_ms(bs_offcpu_ns(&trk.smp, ctx.tid, NULL));
+		bs_offcpu_bounds(&trk.smp, ctx.tid, ctx.t_start, ctx.t_end,
+				 BS_DEFAULT_PERIOD_NS, BS_SLACK_NS, &ctx.off);
 		bs_event_close(&trk);
 	}
 	__atomic_store_n(&ctx.done, 1, __ATOMIC_RELEASE);
@@ -101,6 +107,7 @@ static void run_inherit(struct __test_metadata *_metadata, bool same_cpu, bool h
 		ASSERT_EQ(0, bs_pin_self(ctx.cpu));
 
 	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, true);
+	bs_attr_monotonic(&attr);
 	attr.inherit = 1;
 	for (cpu = 0; cpu < CPU_SETSIZE && nev < MAX_CPUS; cpu++) {
 		if (!CPU_ISSET(cpu, &cpus))
@@ -123,10 +130,12 @@ static void run_inherit(struct __test_metadata *_metadata, bool same_cpu, bool h
 		ASSERT_EQ(0, bs_samples_move(&all, &ev[i].smp));
 	}
 
-	b = bs_sum_weight(&all, ctx.tid, BS_B);
-	s = bs_sum_weight(&all, ctx.tid, BS_S);
-	TH_LOG("child tid %d slept %.2f ms in %d naps, %.2f ms off CPU (parent %s%s); "
-	       "[B] weight %llu, [S] weight %llu", ctx.tid, ctx.slept_ms, NAPS, ctx.off_ms,
+	/* From the child's tracker on: the records cover those intervals. */
+	b = bs_sum_weight_between(&all, ctx.tid, BS_B, ctx.t_start, ctx.t_end);
+	s = bs_sum_weight_between(&all, ctx.tid, BS_S, ctx.t_start, ctx.t_end);
+	TH_LOG("child tid %d slept %.2f ms in %d naps, %.2f ms off CPU in %zu intervals "
+	       "(parent %s%s); [B] weight %llu, [S] weight %llu", ctx.tid, ctx.slept_ms,
+	       NAPS, bs_ms(ctx.off.ns), ctx.off.nr,
 	       same_cpu ? "spinning on the same CPU" : "joining",
 	       hop ? ", child changing CPU before every nap" : "",
 	       (unsigned long long)b, (unsigned long long)s);
@@ -135,10 +144,15 @@ static void run_inherit(struct __test_metadata *_metadata, bool same_cpu, bool h
 	BS_LOG_SUMMARY("parent", &all, bs_gettid());
 
 	EXPECT_LT(0, bs_count(&all, ctx.tid, BS_B)) TH_LOG("no [B] samples of the child");
-	BS_EXPECT_NEAR("child [B]+[S] weight vs its off-CPU time", b + s, ctx.off_ms, 0.15);
-	EXPECT_LE(NAPS * NAP_MS * 0.8, b) TH_LOG("the naps are [B]");
+	/* Each nap: at least (NAP_MS - slack) / period points, at most its length's. */
+	BS_EXPECT_BETWEEN("child [B] points vs its naps",
+			  NAPS * ((NAP_MS * BS_NSEC_PER_MSEC - BS_SLACK_NS) / BS_DEFAULT_PERIOD_NS),
+			  b, ctx.b_max);
+	BS_EXPECT_BETWEEN("child [B]+[S] points vs its off-CPU intervals", ctx.off.min_points,
+			  b + s, ctx.off.max_points);
 	/* No [B] sample may be longer than the longest nap. */
-	EXPECT_GE(ctx.max_nap_ms + 2, bs_max_weight(&all, ctx.tid, BS_B)) {
+	EXPECT_GE(ctx.max_nap_ms / bs_ms(BS_DEFAULT_PERIOD_NS) + 1,
+		  bs_max_weight(&all, ctx.tid, BS_B)) {
 		TH_LOG("a [B] sample of %llu points, the longest nap took %.2f ms: an "
 		       "interval measured from a stale switch-out (another CPU's event?)",
 		       (unsigned long long)bs_max_weight(&all, ctx.tid, BS_B),
