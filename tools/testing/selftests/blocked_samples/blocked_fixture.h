@@ -80,17 +80,6 @@ FIXTURE_TEARDOWN(name)							\
 	}								\
 } while (0)
 
-/* |actual - expected| <= frac * expected, with both numbers logged. */
-#define BS_EXPECT_NEAR(what, actual, expected, frac) do {		\
-	double __a = (double)(actual), __x = (double)(expected);	\
-	double __f = (frac);						\
-	EXPECT_TRUE(fabs(__a - __x) <= __f * __x) {			\
-		TH_LOG("%s: got %.2f, expected %.2f +/- %.0f%% (off by %.1f%%)",\
-		       (what), __a, __x, __f * 100,			\
-		       __x ? 100.0 * (__a - __x) / __x : 0.0);		\
-	}								\
-} while (0)
-
 /* lo <= actual <= hi, with the three numbers logged on failure. */
 #define BS_EXPECT_BETWEEN(what, lo, actual, hi) do {			\
 	double __l = (double)(lo), __a = (double)(actual);		\
