@@ -11,16 +11,17 @@
  * cannot run again before the spinner lets go:
  *  - futex: the spinner spins DOZE_MS, wakes the sleeper, spins SPIN_MS;
  *    the [L] part is at least DOZE_MS long, the [S] part at least SPIN_MS;
- *  - nanosleep: the sleeper naps NAP_MS; the spinner spins until SPIN_MS
- *    past the nap's end; the [B] part is at least NAP_MS - slack, the [S]
- *    part at least SPIN_MS - slack (the nap's timer may fire late).
- * A round the spinner does not catch asleep (a nap that ended while the
- * spinner was not looking) does not count; the test runs until ROUNDS
- * rounds were caught, and fails if MAX_ROUNDS were not enough.
+ *  - nanosleep: the sleeper naps NAP_MS; the spinner, having seen it
+ *    asleep at least CATCH_MS before the nap's end, spins until it sees it
+ *    woken (runnable), then SPIN_MS more: the [B] part is at least
+ *    CATCH_MS long, the [S] part at least SPIN_MS.
+ * A round the spinner does not catch in time (the nap nearly or wholly
+ * over when it looked) does not count; the test runs until ROUNDS rounds
+ * were caught, and fails if MAX_ROUNDS were not enough.
  *
  * Asserted: at least one adjacent [L]/[B] + [S] pair per caught round,
- * each with equal times, an [S] of at least (SPIN_MS - slack) / period
- * points, and period = weight x sample_period.
+ * each with equal times, an [S] of at least SPIN_MS / period points, and
+ * period = weight x sample_period.
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
@@ -39,6 +40,7 @@
 #define SPIN_MS		30	/* runqueue wait forced on the sleeper */
 #define DOZE_MS		10	/* futex mode: sleep before the wake-up */
 #define NAP_MS		10	/* nanosleep mode: the sleeper's nap */
+#define CATCH_MS	2	/* ... caught this long before its end at least */
 #define CATCH_S		5	/* wait at most this long for one sleep */
 
 enum mode { MODE_FUTEX, MODE_NANOSLEEP };
@@ -117,18 +119,21 @@ static void *spinner(void *arg)
 		if (sr != r || bs_task_state(ctx.sleeper_tid) != 'S')
 			break;
 		/* Caught asleep; the sleeper cannot run until this thread sleeps. */
-		ctx.caught++;
 		if (ctx.mode == MODE_FUTEX) {
+			ctx.caught++;
 			bs_spin_ns(DOZE_MS * BS_NSEC_PER_MSEC);
 			__atomic_store_n(&ctx.word, 1, __ATOMIC_RELEASE);
 			futex(&ctx.word, FUTEX_WAKE_PRIVATE, 1);
 			bs_spin_ns(SPIN_MS * BS_NSEC_PER_MSEC);
 		} else {
-			/* The sleeper's timer fires during the spin. */
-			uint64_t end = ctx.nap_start + (NAP_MS + SPIN_MS) * BS_NSEC_PER_MSEC;
-
-			while (bs_now_ns() < end)
+			if (bs_now_ns() + CATCH_MS * BS_NSEC_PER_MSEC <=
+			    ctx.nap_start + NAP_MS * BS_NSEC_PER_MSEC)
+				ctx.caught++;
+			/* Its timer wakes it; it waits for the CPU from then on. */
+			while (bs_now_ns() < deadline &&
+			       bs_task_state(ctx.sleeper_tid) == 'S')
 				;
+			bs_spin_ns(SPIN_MS * BS_NSEC_PER_MSEC);
 		}
 	}
 	/* Still holding the CPU: the sleeper sees stop once it runs. */
@@ -141,8 +146,7 @@ BS_FIXTURE(wakeup_split);
 static void run_split(struct __test_metadata *_metadata, enum mode mode)
 {
 	enum bs_class want = mode == MODE_FUTEX ? BS_L : BS_B;
-	const uint64_t long_s = (SPIN_MS * BS_NSEC_PER_MSEC - BS_SLACK_NS) /
-				BS_DEFAULT_PERIOD_NS;
+	const uint64_t long_s = SPIN_MS * BS_NSEC_PER_MSEC / BS_DEFAULT_PERIOD_NS;
 	struct perf_event_attr attr;
 	int pairs = 0, long_pairs = 0, same_time = 0;
 	pthread_t ts, tp;
