@@ -22,7 +22,7 @@
 #include "blocked_fixture.h"
 
 #define NAPS		10
-#define NAP_MS		20
+#define NAP_MS		40
 #define MAX_CPUS	64
 
 static struct {
