@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -595,25 +596,32 @@ uint64_t bs_sum_blocked_between(const struct bs_samples *smp, int tid,
 	return sum;
 }
 
-uint64_t bs_points_to_last_oncpu(const struct bs_samples *smp, int tid,
-				 uint64_t *last)
+size_t bs_grid_offsets(const struct bs_samples *smp, int tid, uint64_t period,
+		       uint64_t tail, int64_t *min_all, int64_t *min_tail)
 {
-	uint64_t sum = 0, upto = 0;
-	size_t i;
+	uint64_t points = 0;
+	size_t i, n = 0;
+	int64_t d;
 
-	*last = 0;
+	*min_all = *min_tail = INT64_MAX;
 	for (i = 0; i < smp->nr; i++) {
 		const struct bs_sample *s = &smp->s[i];
 
 		if (tid >= 0 && s->tid != (uint32_t)tid)
 			continue;
-		sum += s->weight;
-		if (bs_sample_class(s) == BS_ONCPU) {
-			upto = sum;
-			*last = s->time;
+		points += s->weight;
+		if (bs_sample_class(s) != BS_ONCPU)
+			continue;
+		d = (int64_t)s->time - (int64_t)(points * period);
+		if (d < *min_all)
+			*min_all = d;
+		if (s->time > tail) {
+			n++;
+			if (d < *min_tail)
+				*min_tail = d;
 		}
 	}
-	return upto;
+	return n;
 }
 
 uint64_t bs_sum_weight_all(const struct bs_samples *smp, int tid)
