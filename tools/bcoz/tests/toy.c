@@ -12,6 +12,8 @@
  *   toy [rounds] [b_iterations] [a_percent]
  * b_iterations 0: as many as take 5 ms here (A then takes 10 ms).
  * a_percent (default 100) really shortens loop A, for actual-speedup runs.
+ * It prints the rounds done, each loop's CPU time, the threads' wall time
+ * and b_iterations (so actual-speedup runs can repeat the calibration).
  * rounds 0: run until SIGTERM/SIGINT (bcoz run --experiments N sends it).
  */
 #include <pthread.h>
@@ -97,6 +99,7 @@ static void *thread_b(void *arg)
 int main(int argc, char **argv)
 {
 	pthread_t a, b;
+	double t0;
 
 	if (argc > 1)
 		rounds = atol(argv[1]);
@@ -108,10 +111,12 @@ int main(int argc, char **argv)
 		b_iters = iters_for_ms(loop_b, 5);
 	catch_stop_signals();
 	pthread_barrier_init(&bar, NULL, 2);
+	t0 = wall_ms();
 	pthread_create(&a, NULL, thread_a, NULL);
 	pthread_create(&b, NULL, thread_b, NULL);
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
-	printf("toy: %ld rounds done cpu_a_ms=%.1f cpu_b_ms=%.1f\n", rounds_done, cpu_a, cpu_b);
+	printf("toy: %ld rounds done cpu_a_ms=%.1f cpu_b_ms=%.1f wall_ms=%.1f b_iterations=%ld\n",
+	       rounds_done, cpu_a, cpu_b, wall_ms() - t0, b_iters);
 	return 0;
 }
