@@ -48,9 +48,14 @@ BUILD = os.environ.get("BCOZ_BUILD", os.path.join(SRC, "..", "..", "build", "bco
 BCOZ = os.path.join(BUILD, "bcoz")
 TOL = 10.0
 TIMEOUT = float(os.environ.get("BCOZ_TEST_TIMEOUT", "300"))
+# causal runs go on (appending runs) until the standard error of each
+# checked prediction is at most this many points, or MAX_RUNS runs were made
+SE_TARGET = float(os.environ.get("BCOZ_TEST_SE", "2.5"))
+MAX_RUNS = 4
 NCPU = len(os.sched_getaffinity(0))
 
 sys.path.insert(0, HERE)
+import precision  # noqa: E402
 import unit_tests  # noqa: E402
 from tap import Tap  # noqa: E402
 
@@ -139,10 +144,10 @@ def fmt(c):
     return " ".join("%d%%->%+.1f" % (k, v) for k, v in sorted(c.items()))
 
 
-def check_near(c, s, want, tol=TOL):
-    assert s in c, "no data at %d%%: %s" % (s, fmt(c))
+def check_near(c, s, want, tol=TOL, info=None):
+    assert s in c, "no data at %d%%: %s" % (s, info or fmt(c))
     assert abs(c[s] - want) <= tol, "at %d%%: %+.1f, want %+.1f +- %.0f (%s)" % (
-        s, c[s], want, tol, fmt(c))
+        s, c[s], want, tol, info or fmt(c))
 
 
 def prog(name):
@@ -206,64 +211,89 @@ def calibration(out, key):
     return int(m.group(1))
 
 
+def precise_run(path, args, name, calib_key, experiments, sel, levels):
+    """bcoz run ARGS --- NAME until the predictions at LEVELS are precise.
+
+    The first run calibrates the program's rounds (it prints CALIB_KEY);
+    later runs reuse that calibration and append to the same profile, until
+    the largest bootstrap standard error over LEVELS is at most SE_TARGET
+    points or MAX_RUNS runs were made (precision.py: the rule looks at the
+    spread only, never at the value).  Returns the first run's output, the
+    calibration, the standard error, the number of runs and the time."""
+    progargs = [prog(name), "0", "0"]
+    out0, t = None, 0.0
+    for runs in range(1, MAX_RUNS + 1):
+        rc, out, err, dt = run(["-o", path] + args, progargs, experiments=experiments, rt=True)
+        assert rc == 0, err
+        t += dt
+        if out0 is None:
+            out0 = out
+            progargs = [prog(name), "0", str(calibration(out, calib_key))]
+        se, _ = precision.worst_error(B, path, sel, levels)
+        if se <= SE_TARGET:
+            break
+    return out0, calibration(out0, calib_key), se, runs, t
+
+
 def t_toy_line_a():
     need_two_cpus()
     line = marker_line("toy.c", "LOOP_A")
     p = prof("toy_a.coz")
-    rc, out, err, dt = run(["-o", p, "--fixed-line", line, "--speedups", "0,25,50,75"],
-                           [prog("toy"), "0", "0"], experiments=48, rt=True)
-    assert rc == 0, err
+    out, iters, se, runs, dt = precise_run(p, ["--fixed-line", line, "--speedups", "0,25,50,75"],
+                                           "toy", "b_iterations", 48, line, (25, 50, 75))
     c = curve(p, line)
     a, b, model = toy_truth(out)
     # the truth: runs whose loop A really is 25/50/75 % shorter
-    truth = actual_speedups("toy", calibration(out, "b_iterations"), (25, 50, 75))
-    for s in (25, 50, 75):
-        check_near(c, s, truth[s])
-    # the shape: gains stop once B is critical (from 1 - B/A on)
-    assert c[75] <= 75 - TOL, fmt(c)
-    return "%s; actual %s; CPU-time model %s (B/A = %.2f) (%.0fs)" % (
+    truth = actual_speedups("toy", iters, (25, 50, 75))
+    info = "%s; actual %s; CPU-time model %s (B/A = %.2f); SE %.1f, %d run(s) (%.0fs)" % (
         fmt(c), " ".join("%+.1f" % truth[s] for s in (25, 50, 75)),
-        " ".join("%+.0f" % model(s / 100, 0) for s in (25, 50, 75)), b / a, dt)
+        " ".join("%+.0f" % model(s / 100, 0) for s in (25, 50, 75)), b / a, se, runs, dt)
+    for s in (25, 50, 75):
+        check_near(c, s, truth[s], info=info)
+    # the shape: gains stop once B is critical (from 1 - B/A on)
+    assert c[75] <= 75 - TOL, info
+    return info
 
 
 def t_toy_line_b():
     need_two_cpus()
     line = marker_line("toy.c", "LOOP_B")
     p = prof("toy_b.coz")
-    rc, out, err, dt = run(["-o", p, "--fixed-line", line, "--speedups", "0,50"],
-                           [prog("toy"), "0", "0"], experiments=12, rt=True)
-    assert rc == 0, err
+    out, iters, se, runs, dt = precise_run(p, ["--fixed-line", line, "--speedups", "0,50"],
+                                           "toy", "b_iterations", 12, line, (50,))
     c = curve(p, line)
     a, b, truth = toy_truth(out)
-    check_near(c, 50, truth(0, 0.5))
-    return "%s; truth %+.0f (B/A = %.2f) (%.0fs)" % (fmt(c), truth(0, 0.5), b / a, dt)
+    info = "%s; truth %+.0f (B/A = %.2f); SE %.1f, %d run(s) (%.0fs)" % (
+        fmt(c), truth(0, 0.5), b / a, se, runs, dt)
+    check_near(c, 50, truth(0, 0.5), info=info)
+    return info
 
 
 def t_lock_line_l():
     need_two_cpus()
     line = marker_line("lock.c", "LOOP_L")
     p = prof("lock_l.coz")
-    rc, out, err, dt = run(["-o", p, "--fixed-line", line, "--speedups", "0,25,50"],
-                           [prog("lock"), "0", "0"], experiments=36, rt=True)
-    assert rc == 0, err
+    out, iters, se, runs, dt = precise_run(p, ["--fixed-line", line, "--speedups", "0,25,50"],
+                                           "lock", "o_iterations", 36, line, (25, 50))
     c = curve(p, line)
-    truth = actual_speedups("lock", calibration(out, "o_iterations"), (25, 50))
-    check_near(c, 25, truth[25])
-    check_near(c, 50, truth[50])
-    return "%s; actual %s (%.0fs)" % (
-        fmt(c), " ".join("%+.1f" % truth[s] for s in (25, 50)), dt)
+    truth = actual_speedups("lock", iters, (25, 50))
+    info = "%s; actual %s; SE %.1f, %d run(s) (%.0fs)" % (
+        fmt(c), " ".join("%+.1f" % truth[s] for s in (25, 50)), se, runs, dt)
+    check_near(c, 25, truth[25], info=info)
+    check_near(c, 50, truth[50], info=info)
+    return info
 
 
 def t_lock_line_o():
     need_two_cpus()
     line = marker_line("lock.c", "LOOP_O")
     p = prof("lock_o.coz")
-    rc, out, err, dt = run(["-o", p, "--fixed-line", line, "--speedups", "0,50"],
-                           [prog("lock"), "0", "0"], experiments=12, rt=True)
-    assert rc == 0, err
+    out, iters, se, runs, dt = precise_run(p, ["--fixed-line", line, "--speedups", "0,50"],
+                                           "lock", "o_iterations", 12, line, (50,))
     c = curve(p, line)
-    check_near(c, 50, 0)
-    return "%s (%.0fs)" % (fmt(c), dt)
+    info = "%s; SE %.1f, %d run(s) (%.0fs)" % (fmt(c), se, runs, dt)
+    check_near(c, 50, 0, info=info)
+    return info
 
 
 def binom_tail_ok(k, n, p, alpha=1e-3):

@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0
+"""How precise is a prediction?  Shared by the host and VM suites.
+
+A causal test compares bcoz's prediction with a truth within a tolerance.
+Whether that comparison means anything depends on the prediction's noise,
+and the noise depends on the machine: an idle host gives a standard error
+of 1-2 points from a few dozen experiments, a busy host or a TCG guest 5 or
+more.  So a test does not fix its number of experiments; it runs until the
+prediction is precise enough (`precise_enough`), appending runs to one
+profile, up to a limit.  The stopping rule looks only at the spread of the
+experiments, never at whether the value passes, so it does not bias the
+check; the tolerance then stands for more than three standard errors.
+
+The standard error is a bootstrap over experiments, resampled within each
+speedup level, through bcoz's own analysis (bcoz.analyse), so it is the
+error of exactly the number the test checks.
+"""
+import random
+import statistics
+
+
+def matches(selected, sel):
+    return selected == sel or selected.endswith(sel)
+
+
+def standard_error(B, exps, sel, level, reps=300, seed=1):
+    """Bootstrap standard error, in points, of the predicted program speedup
+    at LEVEL % for selection SEL; None if too few resamples give a value."""
+    rnd = random.Random(seed)
+    by_level = {}
+    for e in exps:
+        if matches(e["selected"], sel):
+            by_level.setdefault(e["speedup"], []).append(e)
+    if level not in by_level or len(by_level) < 2:
+        return None
+    vals = []
+    for _ in range(reps):
+        sample = []
+        for es in by_level.values():
+            sample += [rnd.choice(es) for _ in es]
+        for r in B.analyse(sample):
+            if matches(r["selected"], sel) and level in r["speedups"]:
+                vals.append(r["speedups"][level])
+                break
+    if len(vals) < reps // 2:
+        return None
+    return statistics.pstdev(vals)
+
+
+def worst_error(B, profile, sel, levels):
+    """The largest standard error over LEVELS (inf if one has no value)."""
+    exps, _, _ = B.read_profile(profile)
+    worst = 0.0
+    for lv in levels:
+        se = standard_error(B, exps, sel, lv)
+        worst = max(worst, float("inf") if se is None else se)
+    return worst, len(exps)
