@@ -100,6 +100,7 @@ _Atomic int bcoz_live_threads;
 static _Atomic int stop_flag;
 static _Atomic int shut_once;
 static _Atomic uint64_t total_pause_ns;
+static _Atomic uint64_t total_overslept_ns;	/* pauses that ended late */
 static _Atomic uint64_t total_lost;
 
 static int out_fd = -1;
@@ -420,10 +421,29 @@ static void runq_compensate(struct bcoz_thread *t)
 	t->batch_n = t->batch_hit = 0;
 }
 
+/*
+ * A sleep ends late: timer slack, the wake-up's latency, a busy or virtual
+ * CPU (0.1-0.3 ms under QEMU TCG, up to the slack for a normal thread).
+ * A pause is the model's delay of this thread, so a late one stretches the
+ * thread by more than the model allows, and where the thread pauses inside
+ * a critical section (a lock holder, a pipeline's bottleneck stage) lines
+ * with no effect read negative.  Crediting the measured sleep (COZ) pushes
+ * each oversleep onto every other thread, whose pauses oversleep in turn:
+ * on a busy 2-vCPU machine "no effect" lines then read -20.  Carrying the
+ * excess as a credit against later pauses over-predicts instead, because
+ * it is earned where pauses are free (a thread about to wait anyway) and
+ * spent where they are not.  So a pause is made exact: sleep until
+ * (expected lateness) before its end, then spin the rest.  The lateness is
+ * this thread's recent worst, decaying, capped at BCOZ_PAUSE_SPIN_MAX_US
+ * (default 300): a wake-up later than the cap (the CPU was taken) is the
+ * thread's own loss, credited at what was owed, and counted in
+ * overslept_ns (BCOZ_STATS).
+ */
+static uint64_t pause_spin_max_ns = 300000;
+
 static void pause_ns(struct bcoz_thread *t, uint64_t ns)
 {
-	uint64_t t0 = bcoz_now(), el;
-	struct timespec ts = { ns / 1000000000ULL, ns % 1000000000ULL };
+	uint64_t t0 = bcoz_now(), el, late;
 
 	if (spin_pauses) {
 		/*
@@ -436,23 +456,40 @@ static void pause_ns(struct bcoz_thread *t, uint64_t ns)
 		while (bcoz_now() - t0 < ns)
 			;
 	} else {
+		uint64_t margin = t->wake_late_ns < ns ? t->wake_late_ns : ns;
+
 		/* no samples (and so no blocked samples) for our own pause */
 		sampler_enable(t, 0);
-		while (nanosleep(&ts, &ts) && errno == EINTR)
+		if (ns > margin) {
+			uint64_t until = t0 + ns - margin;
+			struct timespec ts = { until / 1000000000ULL, until % 1000000000ULL };
+
+			/* the real call: nanosleep is interposed by this library */
+			while (syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME,
+				       &ts, NULL) && errno == EINTR)
+				;
+			late = bcoz_now() - until;
+			if (late > pause_spin_max_ns)
+				late = t->wake_late_ns;	/* preempted: not the timer */
+			t->wake_late_ns = late > t->wake_late_ns ? late :
+				t->wake_late_ns - (t->wake_late_ns - late) / 8;
+			t->wake_late_ns += t->wake_late_ns / 8 > 20000 ? 20000 :
+					   t->wake_late_ns / 8;
+			if (t->wake_late_ns > pause_spin_max_ns)
+				t->wake_late_ns = pause_spin_max_ns;
+		}
+		while (bcoz_now() - t0 < ns)
 			;
 		sampler_enable(t, 1);
 	}
 	el = bcoz_now() - t0;
 	/*
-	 * Credit what was owed, not the oversleep: a late wake-up (timer slack,
-	 * CPU contention) stays this thread's own loss instead of raising the
-	 * global delay.  COZ credits the measured sleep; on the busy 2-vCPU test
-	 * machine that made "no effect" lines read -20 points (every oversleep
-	 * is pushed to all threads, and pauses cascade), while crediting the
-	 * debt kept them within +-5.  BCOZ_CREDIT_MEASURED=1 restores COZ's rule
-	 * (for sleeping pauses; a spin ends on time).
+	 * Credit what was owed, not the oversleep (see above), unless
+	 * BCOZ_CREDIT_MEASURED=1 asks for COZ's rule.
 	 */
 	t->local_delay += credit_measured && !spin_pauses ? el : ns;
+	if (el > ns)
+		atomic_fetch_add(&total_overslept_ns, el - ns);
 	t->paused_ns += el;
 	atomic_fetch_add(&total_pause_ns, el);
 }
@@ -1077,6 +1114,9 @@ __attribute__((constructor)) static void bcoz_init(void)
 	e = getenv("BCOZ_CREDIT_MEASURED");
 	if (e && *e == '1')
 		credit_measured = 1;
+	e = getenv("BCOZ_PAUSE_SPIN_MAX_US");
+	if (e && atoi(e) >= 0 && atoi(e) <= 100000)
+		pause_spin_max_ns = atoi(e) * 1000ULL;
 	e = getenv("BCOZ_MIN_PAUSE_US");
 	if (e && atoi(e) >= 0 && atoi(e) <= 100000)
 		min_pause_ns = atoi(e) * 1000ULL;
@@ -1135,11 +1175,12 @@ static void write_stats(void)
 		return;
 	n = snprintf(buf, sizeof(buf),
 		     "startup_ns=%llu runtime_ns=%llu global_delay_ns=%llu "
-		     "pause_ns=%llu experiments=%llu samples=%llu blocked=%llu lock=%llu\n",
+		     "pause_ns=%llu overslept_ns=%llu experiments=%llu samples=%llu blocked=%llu lock=%llu\n",
 		     (unsigned long long)startup_cost_ns,
 		     (unsigned long long)(bcoz_now() - start_ns),
 		     (unsigned long long)atomic_load(&global_delay),
 		     (unsigned long long)atomic_load(&total_pause_ns),
+		     (unsigned long long)atomic_load(&total_overslept_ns),
 		     (unsigned long long)nexperiments,
 		     (unsigned long long)atomic_load(&total_samples),
 		     (unsigned long long)atomic_load(&blocked_samples_seen),

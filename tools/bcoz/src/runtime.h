@@ -68,6 +68,7 @@ struct bcoz_thread {
 	volatile int in_use;
 	volatile int pending;
 	uint64_t paused_ns;		/* sum of pauses (for the overhead split) */
+	uint64_t wake_late_ns;		/* how late a pause's sleep ends (pause_ns) */
 	unsigned int ticks;		/* timer ticks since the last pause */
 	uint64_t lost;
 	/* run-queue compensation (kernels without blocked samples) */
