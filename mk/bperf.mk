@@ -8,8 +8,12 @@
 # Both test targets print flat TAP 13 (tools/perf/tests/blocked/tap.sh), sized
 # by time and checked against measurements of the same run; `make test` sums
 # them with scripts/tap-summary.sh.
+# The -dev packages give bperf the feature set of Debian's linux-perf (see
+# scripts/build-bperf.sh); linux-perf itself is the reference the host tests
+# compare with; g++ builds their C++ workload.
 DEPS_PACKAGES += libslang2-dev libunwind-dev zlib1g-dev libtraceevent-dev \
-	python3 linux-perf
+	liblzma-dev libzstd-dev libnuma-dev libperl-dev python3-dev libcap-dev \
+	libbabeltrace-dev libopencsd-dev libiberty-dev python3 g++ linux-perf
 TEST_TARGETS += bperf-host bperf-vm
 
 .PHONY: bperf bperf-host bperf-vm

@@ -12,9 +12,17 @@
 #      kernel tree that may be building at the same time.  With
 #      BPERF_TREE=prepare, scripts/prepare-tree.sh assembles build/linux
 #      (kernel and perf series) and perf is built from there instead.
-#   2. make -C tools/perf O=build/bperf with the feature set below: libelf,
-#      libdw, libunwind, slang, zlib, libtraceevent (Debian's); no libbfd
-#      (GPLv3), no python/perl/bpf.
+#   2. make -C tools/perf O=build/bperf with the feature set of Debian's
+#      linux-perf 6.1 (its `perf version --build-options`, its shared
+#      libraries and what it can do; the host tests compare them):
+#      libelf, libdw, libunwind, slang, zlib, lzma, zstd, libnuma, libperl,
+#      libpython (Debian's /usr/bin/python3, not a python3 first in PATH),
+#      bpf (the in-tree libbpf, linked statically as Debian's is), libcap,
+#      libbabeltrace (perf data convert), CoreSight (libopencsd), the PMU
+#      event tables (jevents), C++/Rust demangling with libiberty's
+#      cplus_demangle (detected by the cplus-demangle feature test), and
+#      libtraceevent (the system's).  Off, as in Debian's: libbfd (GPLv3),
+#      libcrypto, debuginfod, libpfm4, SDT, BPF skeletons, GTK2, JVMTI.
 #   3. build/bperf/bperf -> perf, and the path of the binary on stdout.
 #
 # Environment: JOBS (default 2), BPERF_TREE=prepare, SRC_TARBALL.
@@ -28,14 +36,24 @@ need make make
 need gcc gcc
 need patch patch
 # headers of the libraries bperf links with (multiarch paths included)
-for hdr in libelf.h elfutils/libdw.h libunwind.h slang.h zlib.h traceevent/event-parse.h; do
+hdrs="libelf.h elfutils/libdw.h libunwind.h slang.h zlib.h traceevent/event-parse.h
+	lzma.h zstd.h numa.h sys/capability.h babeltrace/ctf-writer/writer.h
+	opencsd/c_api/opencsd_c_api.h libiberty/demangle.h"
+pkgs="libelf-dev libdw-dev libunwind-dev libslang2-dev zlib1g-dev libtraceevent-dev
+	liblzma-dev libzstd-dev libnuma-dev libcap-dev libbabeltrace-dev libopencsd-dev
+	libiberty-dev python3-dev libperl-dev"
+for hdr in $hdrs; do
 	found=
 	for d in /usr/include /usr/include/*-linux-gnu /usr/include/slang; do
 		[ -e "$d/$hdr" ] && found=1 && break
 	done
 	[ -n "$found" ] ||
-		die "$hdr not found; install: apt-get install -y libelf-dev libdw-dev libunwind-dev libslang2-dev zlib1g-dev libtraceevent-dev (or run 'make deps')"
+		die "$hdr not found; install: apt-get install -y" $pkgs "(or run 'make deps')"
 done
+perl_core=$(perl -MConfig -e 'print "$Config{archlibexp}/CORE"')
+[ -e "$perl_core/perl.h" ] && [ -e /usr/bin/python3-config ] ||
+	die "perl.h or /usr/bin/python3-config missing; install: apt-get install -y libperl-dev python3-dev (or run 'make deps')"
+
 
 if [ "${BPERF_TREE:-}" = prepare ] && [ -x "$REPO/scripts/prepare-tree.sh" ]; then
 	"$REPO/scripts/prepare-tree.sh" >&2
@@ -95,15 +113,21 @@ export CCACHE_DIR=${CCACHE_DIR:-/root/.cache/ccache}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$REPO} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 cc=gcc
 command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
+flags=(PYTHON=/usr/bin/python3 PYTHON_CONFIG=/usr/bin/python3-config CORESIGHT=1
+	NO_GTK2=1 NO_JVMTI=1 NO_LIBAUDIT=1 NO_LIBCRYPTO=1 NO_LIBDEBUGINFOD=1
+	NO_SDT=1 NO_LIBBFD=1 LIBTRACEEVENT_DYNAMIC=1 WERROR=0 "$@")
+# perf rebuilds objects whose flags changed, but not pmu-events.c: with
+# NO_JEVENTS=1 it is a copy of the empty table, newer than the JSON files it
+# is made from.  Drop it when the feature flags differ from the last build.
+if [ "$(cat "$OUT/.bperf-flags" 2>/dev/null)" != "${flags[*]}" ]; then
+	rm -f "$OUT/pmu-events/pmu-events.c" "$OUT/pmu-events/pmu-events.o"
+fi
 log "building perf from $src/tools/perf into $OUT"
 t0=$(now)
-nice make -s -j"$JOBS" -C "$src/tools/perf" O="$OUT" \
-	NO_LIBPYTHON=1 NO_LIBPERL=1 NO_GTK2=1 NO_JVMTI=1 NO_LIBBPF=1 NO_LIBNUMA=1 \
-	NO_LIBAUDIT=1 NO_LIBCRYPTO=1 NO_LIBBABELTRACE=1 NO_LIBDEBUGINFOD=1 \
-	NO_LIBZSTD=1 NO_LZMA=1 NO_LIBCAP=1 NO_SDT=1 NO_JEVENTS=1 NO_LIBBFD=1 \
-	LIBTRACEEVENT_DYNAMIC=1 WERROR=0 CC="$cc" "$@" >&2 ||
+nice make -s -j"$JOBS" -C "$src/tools/perf" O="$OUT" "${flags[@]}" CC="$cc" >&2 ||
 	die "perf build failed (see the messages above)"
 [ -x "$OUT/perf" ] || die "no binary at $OUT/perf after the build"
+printf '%s\n' "${flags[*]}" >"$OUT/.bperf-flags"
 ln -sf perf "$OUT/bperf"
 log "built in $(elapsed "$t0") s"
 echo "$OUT/bperf"
