@@ -7,7 +7,8 @@
 #
 # BPERF defaults to build/bperf/bperf of the repository.  Stock perf
 # (/usr/bin/perf, Debian's linux-perf 6.1, or $STOCK_PERF) is used for the
-# compatibility and diff tests.  Prints TAP 13 through tap.sh (one result per
+# compatibility, diff, parity (parity.sh) and demangling (demangle.sh)
+# tests.  Prints TAP 13 through tap.sh (one result per
 # check, measured numbers in the descriptions, details on "# " lines) and
 # nothing else on stdout; exits 1 when anything failed.
 #
@@ -260,5 +261,11 @@ check "bperf version --build-options: libunwind, libdw, slang on, libbfd off" \
 		 '$BPERF' version --build-options | grep -q 'libdw-dwarf-unwind: \[ on' &&
 		 '$BPERF' version --build-options | grep -q 'libslang: \[ on' &&
 		 '$BPERF' version --build-options | grep -q 'libbfd: \[ OFF'"
+
+# --- 8. parity with Debian's perf (parity.sh) --------------------------------------
+. "$here/parity.sh"
+
+# --- 9. C++ and Rust names demangled, raw with --no-demangle (demangle.sh) ----------
+. "$here/demangle.sh"
 
 tap_done
