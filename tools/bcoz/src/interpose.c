@@ -561,12 +561,18 @@ pid_t fork(void)
 	return p;
 }
 
-static void before_exec(void)
+/*
+ * 1 when this exec ends the profiled process.  In a vfork child it does
+ * not: the parent goes on being profiled, and the child must not touch the
+ * memory it shares with the parent (bcoz_shutdown() checks that too).
+ */
+static int before_exec(void)
 {
-	if (!bcoz_active)
-		return;
+	if (!bcoz_active || bcoz_in_other_process())
+		return 0;
 	/* exec does not return to us: write the profile now */
 	bcoz_shutdown();
+	return 1;
 }
 
 static void exec_failed(void)
@@ -577,9 +583,8 @@ static void exec_failed(void)
 
 int execve(const char *path, char *const argv[], char *const envp[])
 {
-	int r, was = bcoz_active;
+	int r, was = before_exec();
 
-	before_exec();
 	r = REAL(execve)(path, argv, envp);
 	if (was)
 		exec_failed();
@@ -588,9 +593,8 @@ int execve(const char *path, char *const argv[], char *const envp[])
 
 int execv(const char *path, char *const argv[])
 {
-	int r, was = bcoz_active;
+	int r, was = before_exec();
 
-	before_exec();
 	r = REAL(execv)(path, argv);
 	if (was)
 		exec_failed();
@@ -599,9 +603,8 @@ int execv(const char *path, char *const argv[])
 
 int execvp(const char *file, char *const argv[])
 {
-	int r, was = bcoz_active;
+	int r, was = before_exec();
 
-	before_exec();
 	r = REAL(execvp)(file, argv);
 	if (was)
 		exec_failed();
@@ -610,9 +613,8 @@ int execvp(const char *file, char *const argv[])
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	int r, was = bcoz_active;
+	int r, was = before_exec();
 
-	before_exec();
 	r = REAL(execvpe)(file, argv, envp);
 	if (was)
 		exec_failed();

@@ -111,6 +111,7 @@ static unsigned long profiler_thr;
 static uint64_t start_ns, startup_cost_ns;
 static uint64_t nexperiments;
 static uint64_t end_after;		/* --experiments N: end the program after N */
+static pid_t bcoz_pid;			/* the profiled process (set at start-up) */
 
 struct bcoz_thread *bcoz_self(void)
 {
@@ -1011,6 +1012,17 @@ static void strip_preload(void)
 		unsetenv("LD_PRELOAD");
 }
 
+/*
+ * A vfork child shares our memory until it execs or _exits, and runs no
+ * atfork handlers: it must not touch the runtime's state (shutting down
+ * there would stop the parent's profiling).  getpid() is a real system call
+ * (glibc stopped caching it), so this is right in a vfork child too.
+ */
+int bcoz_in_other_process(void)
+{
+	return bcoz_pid && (pid_t)syscall(SYS_getpid) != bcoz_pid;
+}
+
 int bcoz_follow_exec(void)
 {
 	return follow_exec;
@@ -1027,6 +1039,7 @@ __attribute__((constructor)) static void bcoz_init(void)
 	if (getenv("BCOZ_DISABLE"))
 		return;
 	start_ns = bcoz_now();
+	bcoz_pid = (pid_t)syscall(SYS_getpid);
 	rng_state = realtime_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
 	e = getenv("BCOZ_VERBOSE");
 	bcoz_verbose = e && *e == '1';
@@ -1197,7 +1210,8 @@ void bcoz_shutdown(void)
 	struct bcoz_thread *t = self_thread;
 	int expect = 0;
 
-	if (!bcoz_active || !atomic_compare_exchange_strong(&shut_once, &expect, 1))
+	if (!bcoz_active || bcoz_in_other_process() ||
+	    !atomic_compare_exchange_strong(&shut_once, &expect, 1))
 		return;
 	if (t)
 		bcoz_process(t);

@@ -105,6 +105,7 @@ uint64_t bcoz_current_local(void);
 void bcoz_shutdown(void);
 void bcoz_after_fork_child(void);
 int bcoz_follow_exec(void);
+int bcoz_in_other_process(void);	/* a vfork child of the profiled process */
 
 /* ---- util ---- */
 uint64_t bcoz_now(void);		/* CLOCK_MONOTONIC ns */

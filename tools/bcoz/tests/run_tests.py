@@ -512,6 +512,26 @@ def t_plot_html():
     return "%d bytes, %d chart(s)" % (len(h), h.count("<svg"))
 
 
+# ---------------------------------------------------------------- robustness
+# Programs bcoz was not written for (tests/robust.c): each behaviour is
+# compared with the same program run without bcoz where that has an answer.
+
+def native(args, timeout=30):
+    return subprocess.run([prog("robust")] + args, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def t_vfork_exec():
+    """A vfork child that execs must not shut the parent's profiler down."""
+    p = prof("vfork.coz")
+    rc, out, err, dt = run(["-o", p], [prog("robust"), "vfork"], experiments=2, timeout=60)
+    assert rc == 0 and "vfork child status 0" in out, (rc, out, err)
+    exps, _, _ = B.read_profile(p)
+    assert len(exps) == 2, (len(exps), err)
+    assert "exec failed" not in err and "before the first experiment" not in err, err
+    return "2 experiments after the vfork child's exec (%.1fs)" % dt
+
+
 TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("toy: speeding loop A", t_toy_line_a),
     ("toy: speeding loop B", t_toy_line_b),
@@ -528,6 +548,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("stock kernel note", t_stock_kernel_note),
     ("program without bcoz", t_without_bcoz),
     ("plot html", t_plot_html),
+    ("vfork + exec keeps the parent profiled", t_vfork_exec),
 ]
 
 

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bcoz test program for robustness on programs bcoz was not written for.
+ *
+ *   robust vfork          a worker makes progress until SIGTERM; main vforks
+ *                         a child that execs /bin/true (or _exits when the exec
+ *                         fails) and waits for it
+ *   robust sigintr        siginterrupt(SIGALRM, 1) + signal() + alarm(1): a
+ *                         blocking read() of an empty pipe must fail with EINTR
+ *   robust stack N MS     N threads with 16 KiB stacks that each use 8 KiB of
+ *                         it and spin MS ms of CPU time below that frame
+ *   robust fds N          N threads that each open /dev/null and hold it
+ *                         until all have tried; prints the failures
+ *   robust spawn PATH     fork + exec PATH, wait; prints the child's status
+ *   robust crash HOW MS   progress for MS ms, then HOW: abort, segv, or
+ *                         wait for SIGTERM (term)
+ * Each prints one line "robust: MODE ..." with what it saw.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coz.h"
+#include "testprog.h"
+
+static volatile unsigned long sink;
+
+static void __attribute__((noinline)) work(long n)
+{
+	volatile unsigned long acc = 0;
+
+	for (long i = 0; i < n; i++) acc += i; /* WORK */
+	sink = acc;
+}
+
+static double now_s(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- vfork ---- */
+
+static void *progress_worker(void *arg)
+{
+	(void)arg;
+	while (!stop_requested) {
+		work(200000);
+		COZ_PROGRESS;
+	}
+	return NULL;
+}
+
+static int do_vfork(void)
+{
+	pthread_t t;
+	pid_t p;
+	int st = -1;
+
+	catch_stop_signals();
+	pthread_create(&t, NULL, progress_worker, NULL);
+	work(1000000);
+	p = vfork();
+	if (p == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	if (p > 0)
+		waitpid(p, &st, 0);
+	pthread_join(t, NULL);
+	printf("robust: vfork child status %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return 0;
+}
+
+/* ---- signal() + siginterrupt() ---- */
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static int do_sigintr(void)
+{
+	int fds[2];
+	char c;
+	ssize_t r;
+
+	if (pipe(fds))
+		return 1;
+	/* deprecated, but what such programs do: the test is about them */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	siginterrupt(SIGALRM, 1);
+#pragma GCC diagnostic pop
+	signal(SIGALRM, on_alarm);
+	alarm(1);
+	r = read(fds[0], &c, 1);
+	printf("robust: sigintr read %zd errno %s\n", r, r < 0 ? strerror(errno) : "-");
+	return !(r < 0 && errno == EINTR);
+}
+
+/* ---- small stacks ---- */
+
+static double spin_ms;
+
+static void __attribute__((noinline)) spin_below(void)
+{
+	double t0 = now_s(CLOCK_THREAD_CPUTIME_ID);
+
+	while ((now_s(CLOCK_THREAD_CPUTIME_ID) - t0) * 1e3 < spin_ms)
+		work(10000);
+}
+
+static void *small_stack_thread(void *arg)
+{
+	volatile char used[8192];
+
+	(void)arg;
+	memset((char *)used, 1, sizeof(used));
+	spin_below();
+	return (void *)(long)used[100];
+}
+
+static int do_stack(int n, double ms)
+{
+	pthread_attr_t a;
+	pthread_t t[64];
+	int made = 0;
+
+	spin_ms = ms;
+	pthread_attr_init(&a);
+	if (pthread_attr_setstacksize(&a, 16384))
+		return 2;
+	for (int i = 0; i < n && i < 64; i++) {
+		int r = pthread_create(&t[made], &a, small_stack_thread, NULL);
+
+		if (r) {
+			printf("robust: stack pthread_create: %s\n", strerror(r));
+			return 2;
+		}
+		made++;
+	}
+	for (int i = 0; i < made; i++)
+		pthread_join(t[i], NULL);
+	printf("robust: stack %d threads survived\n", made);
+	return 0;
+}
+
+/* ---- fds per thread ---- */
+
+static pthread_barrier_t all_tried;
+static int open_failures;
+static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *fd_thread(void *arg)
+{
+	int fd = open("/dev/null", O_RDONLY);
+
+	(void)arg;
+	if (fd < 0) {
+		pthread_mutex_lock(&fail_lock);
+		open_failures++;
+		pthread_mutex_unlock(&fail_lock);
+	}
+	work(100000);
+	pthread_barrier_wait(&all_tried);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static int do_fds(int n)
+{
+	pthread_t *t = calloc(n, sizeof(*t));
+	int made = 0;
+
+	pthread_barrier_init(&all_tried, NULL, n);
+	for (int i = 0; i < n; i++) {
+		if (pthread_create(&t[i], NULL, fd_thread, NULL)) {
+			printf("robust: fds pthread_create failed at %d\n", i);
+			return 2;
+		}
+		made++;
+	}
+	for (int i = 0; i < made; i++)
+		pthread_join(t[i], NULL);
+	printf("robust: fds %d threads, %d open() failures\n", made, open_failures);
+	return 0;
+}
+
+/* ---- exec of another program ---- */
+
+static int do_spawn(const char *path)
+{
+	pid_t p = fork();
+	int st = -1;
+
+	if (p == 0) {
+		execl(path, path, (char *)NULL);
+		_exit(126);
+	}
+	waitpid(p, &st, 0);
+	printf("robust: spawn %s status %d\n", path, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return 0;
+}
+
+/* ---- fatal signals ---- */
+
+static volatile int *volatile bad_ptr;	/* NULL */
+
+static int do_crash(const char *how, double ms)
+{
+	double t0 = now_s(CLOCK_MONOTONIC);
+
+	while ((now_s(CLOCK_MONOTONIC) - t0) * 1e3 < ms) {
+		work(200000);
+		COZ_PROGRESS;
+	}
+	printf("robust: crash %s\n", how);
+	fflush(stdout);
+	if (!strcmp(how, "abort"))
+		abort();
+	if (!strcmp(how, "segv"))
+		*bad_ptr = 1;
+	if (!strcmp(how, "term")) {
+		for (;;) {
+			work(200000);
+			COZ_PROGRESS;
+		}
+	}
+	return 3;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(mode, "vfork"))
+		return do_vfork();
+	if (!strcmp(mode, "sigintr"))
+		return do_sigintr();
+	if (!strcmp(mode, "stack") && argc > 3)
+		return do_stack(atoi(argv[2]), atof(argv[3]));
+	if (!strcmp(mode, "fds") && argc > 2)
+		return do_fds(atoi(argv[2]));
+	if (!strcmp(mode, "spawn") && argc > 2)
+		return do_spawn(argv[2]);
+	if (!strcmp(mode, "crash") && argc > 3)
+		return do_crash(argv[2], atof(argv[3]));
+	fprintf(stderr, "usage: see the comment at the top of robust.c\n");
+	return 2;
+}
