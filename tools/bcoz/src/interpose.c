@@ -84,6 +84,7 @@ DECL(int, sem_post, sem_t *);
 DECL(int, pthread_kill, pthread_t, int);
 DECL(int, kill, pid_t, int);
 DECL(int, sigaction, int, const struct sigaction *, struct sigaction *);
+DECL(sighandler_t, signal, int, sighandler_t);
 DECL(int, sigprocmask, int, const sigset_t *, sigset_t *);
 DECL(int, pthread_sigmask, int, const sigset_t *, sigset_t *);
 DECL(pid_t, fork, void);
@@ -142,6 +143,7 @@ void interpose_resolve(void)
 	RESOLVE(pthread_kill);
 	RESOLVE(kill);
 	RESOLVE(sigaction);
+	RESOLVE(signal);
 	RESOLVE(sigprocmask);
 	RESOLVE(pthread_sigmask);
 	RESOLVE(fork);
@@ -498,21 +500,18 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	return REAL(sigaction)(sig, act, old);
 }
 
+/*
+ * libc's own signal(): whether it restarts system calls depends on
+ * siginterrupt(), whose set is private to libc.  Its mask holds only @sig,
+ * so it never blocks SIGPROF.
+ */
 sighandler_t signal(int sig, sighandler_t h)
 {
-	struct sigaction sa, old;
-
 	if (bcoz_active && sig == SIGPROF) {
 		refuse_sigprof();
 		return SIG_DFL;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = h;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (REAL(sigaction)(sig, &sa, &old))
-		return SIG_ERR;
-	return old.sa_handler;
+	return REAL(signal)(sig, h);
 }
 
 static const sigset_t *strip_set(int how, const sigset_t *set, sigset_t *copy)

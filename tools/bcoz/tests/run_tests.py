@@ -532,6 +532,16 @@ def t_vfork_exec():
     return "2 experiments after the vfork child's exec (%.1fs)" % dt
 
 
+def t_signal_keeps_siginterrupt():
+    """siginterrupt(SIGALRM, 1) + signal(): a blocking read() gets EINTR, as natively."""
+    nat = native(["sigintr"])
+    assert nat.returncode == 0 and "Interrupted" in nat.stdout, nat
+    rc, out, err, dt = run(["-o", prof("sigintr.coz"), "--end-to-end"],
+                           [prog("robust"), "sigintr"], timeout=20)
+    assert rc == 0 and "Interrupted" in out, (rc, out, err)
+    return "read() interrupted by SIGALRM under bcoz as natively"
+
+
 TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("toy: speeding loop A", t_toy_line_a),
     ("toy: speeding loop B", t_toy_line_b),
@@ -549,6 +559,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("program without bcoz", t_without_bcoz),
     ("plot html", t_plot_html),
     ("vfork + exec keeps the parent profiled", t_vfork_exec),
+    ("signal() keeps siginterrupt()", t_signal_keeps_siginterrupt),
 ]
 
 
