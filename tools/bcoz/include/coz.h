@@ -64,12 +64,19 @@ static inline coz_counter_t *_bcoz_counter(int type, const char *name)
 	return fn ? fn(type, name) : NULL;
 }
 
-/* Progress-point names are also stored in the "bcoz_points" section so bcoz
- * can name a point that was declared but never reached. */
+/*
+ * Progress-point names are also stored in the "bcoz_points" section so bcoz
+ * can name a point that was declared but never reached.  The name is
+ * emitted by the assembler, not as a variable: a variable in a named section
+ * inside a C++ inline function goes to a COMDAT group, and GCC refuses to
+ * mix it with one from an ordinary function ("section type conflict").
+ * A copy of the function emitted twice only repeats the name.
+ */
 #define _BCOZ_STR2(x) #x
 #define _BCOZ_STR(x) _BCOZ_STR2(x)
-#define _BCOZ_CAT2(a, b) a##b
-#define _BCOZ_CAT(a, b) _BCOZ_CAT2(a, b)
+#define _BCOZ_DECLARE(name) \
+	__asm__(".pushsection bcoz_points,\"a\",@progbits\n\t" \
+		".asciz \"" name "\"\n\t.popsection")
 
 #define _BCOZ_VISIT(type, name) do { \
 		static unsigned char _bcoz_init; \
@@ -85,9 +92,7 @@ static inline coz_counter_t *_bcoz_counter(int type, const char *name)
 #define COZ_PROGRESS_NAMED(name) _BCOZ_VISIT(COZ_COUNTER_TYPE_THROUGHPUT, name)
 
 #define COZ_PROGRESS do { \
-		static const char _BCOZ_CAT(_bcoz_decl_, __LINE__)[] \
-			__attribute__((section("bcoz_points"), used)) = \
-			__FILE__ ":" _BCOZ_STR(__LINE__); \
+		_BCOZ_DECLARE(__FILE__ ":" _BCOZ_STR(__LINE__)); \
 		_BCOZ_VISIT(COZ_COUNTER_TYPE_THROUGHPUT, __FILE__ ":" _BCOZ_STR(__LINE__)); \
 	} while (0)
 

@@ -386,6 +386,21 @@ struct decl {
 };
 static struct decl *decls;
 
+/* "file:line" names compare by file, then by line number */
+static int decl_cmp(const struct decl *a, const struct decl *b)
+{
+	const char *ca = strrchr(a->name, ':'), *cb = strrchr(b->name, ':');
+	size_t la = ca ? (size_t)(ca - a->name) : strlen(a->name);
+	size_t lb = cb ? (size_t)(cb - b->name) : strlen(b->name);
+	int c = strncmp(a->name, b->name, la < lb ? la : lb);
+
+	if (c || la != lb)
+		return c ? c : (la < lb ? -1 : 1);
+	if (!ca || !cb)
+		return strcmp(a->name, b->name);
+	return atol(ca + 1) < atol(cb + 1) ? -1 : atol(ca + 1) > atol(cb + 1);
+}
+
 static void read_declared(Elf *elf, const char *obj)
 {
 	size_t shstrndx;
@@ -410,13 +425,20 @@ static void read_declared(Elf *elf, const char *obj)
 			const char *s = (const char *)d->d_buf + off;
 			size_t l = strnlen(s, d->d_size - off);
 
+			/* a function emitted more than once repeats its names */
+			for (struct decl *y = decls; l && y; y = y->next)
+				if (!strncmp(y->name, s, l) && !y->name[l])
+					l = 0;
 			if (l) {
-				struct decl *x = malloc(sizeof(*x));
+				struct decl *x = malloc(sizeof(*x)), **at = &decls;
 
 				x->name = strndup(s, l);
 				x->obj = obj;
-				x->next = decls;
-				decls = x;
+				/* in source order: by file, then line */
+				while (*at && decl_cmp(*at, x) < 0)
+					at = &(*at)->next;
+				x->next = *at;
+				*at = x;
 			}
 			off += l + 1;
 		}

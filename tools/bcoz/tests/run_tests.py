@@ -542,6 +542,35 @@ def t_signal_keeps_siginterrupt():
     return "read() interrupted by SIGALRM under bcoz as natively"
 
 
+CXX_POINTS = r"""#include "coz.h"
+inline int in_header(int x) { if (x > 1000) COZ_PROGRESS; return x + 1; }
+int normal(int x) { if (x > 1000) COZ_PROGRESS; return in_header(x) * 2; }
+int main(int argc, char **argv) { (void)argv; return normal(argc) == 4 ? 0 : 1; }
+"""
+
+
+def t_coz_h_cxx_inline():
+    """COZ_PROGRESS in an inline and an ordinary function of one C++ file."""
+    cxx = shutil.which("g++")
+    if not cxx:
+        raise Skip("g++ is not installed")
+    src = os.path.join(TMP, "points.cc")
+    exe = os.path.join(TMP, "points")
+    with open(src, "w") as f:
+        f.write(CXX_POINTS)
+    c = subprocess.run([cxx, "-O2", "-g", "-I", os.path.join(SRC, "include"), "-o", exe, src],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr
+    assert subprocess.run([exe]).returncode == 0
+    # neither point is reached: bcoz names both declarations, once each
+    rc, out, err, _ = run(["-o", prof("cxx.coz")], [exe], timeout=30)
+    m = re.search(r"declared but never executed: (.*?)\. Fix", err)
+    assert m, err
+    names = [os.path.basename(n) for n in re.findall(r"'([^']*)'", m.group(1))]
+    assert names == ["points.cc:2", "points.cc:3"], names
+    return "g++ -O2 compiles it; bcoz names both points: %s" % ", ".join(names)
+
+
 TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("toy: speeding loop A", t_toy_line_a),
     ("toy: speeding loop B", t_toy_line_b),
@@ -560,6 +589,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("plot html", t_plot_html),
     ("vfork + exec keeps the parent profiled", t_vfork_exec),
     ("signal() keeps siginterrupt()", t_signal_keeps_siginterrupt),
+    ("coz.h: C++ inline and ordinary function", t_coz_h_cxx_inline),
 ]
 
 
