@@ -389,11 +389,16 @@ static int spin_pauses;		/* --blocked-scope s: see pause_ns() */
 static unsigned int pause_ticks = BCOZ_PAUSE_TICKS;
 static uint64_t timer_ns = BCOZ_TIMER_NS;
 
+/*
+ * The second field of "cpu_time run_delay timeslices\n".  Runs in the
+ * SIGPROF handler: no stdio, no locale, only async-signal-safe calls.
+ */
 static uint64_t read_run_delay(struct bcoz_thread *t)
 {
 	char buf[96];
+	const char *p = buf;
 	long n;
-	unsigned long long cpu = 0, rd = 0;
+	uint64_t v = 0;
 
 	if (t->sfd < 0)
 		return 0;
@@ -401,9 +406,13 @@ static uint64_t read_run_delay(struct bcoz_thread *t)
 	if (n <= 0)
 		return t->last_run_delay;
 	buf[n] = 0;
-	if (sscanf(buf, "%llu %llu", &cpu, &rd) != 2)
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (p == buf || *p++ != ' ' || *p < '0' || *p > '9')
 		return t->last_run_delay;
-	return rd;
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	return v;
 }
 
 static void runq_compensate(struct bcoz_thread *t)

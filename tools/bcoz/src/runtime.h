@@ -75,6 +75,15 @@ struct bcoz_thread {
 	int sfd;
 	uint64_t last_run_delay;
 	uint64_t batch_n, batch_hit;
+	/*
+	 * One sample record, copied out of the ring (it may wrap).  Here and
+	 * not on the stack: the SIGPROF handler runs on the application's
+	 * stack, which can be small (16 KiB threads with half of it in use).
+	 */
+	union {
+		uint64_t u[1024];
+		unsigned char b[8192];
+	} rec;
 };
 
 extern int bcoz_blocked_supported;	/* kernel gives blocked samples */

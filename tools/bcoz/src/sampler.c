@@ -215,10 +215,6 @@ void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 	struct perf_event_mmap_page *pg;
 	unsigned char *data;
 	uint64_t head, tail, size;
-	union {
-		uint64_t u[1024];
-		unsigned char b[8192];
-	} rec;
 
 	if (!t || t->fd < 0 || !t->ring)
 		return;
@@ -244,29 +240,29 @@ void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 		}
 		if (h.size < sizeof(h) || tail + h.size > head)
 			break;
-		if (h.size > sizeof(rec)) {
+		if (h.size > sizeof(t->rec)) {
 			tail += h.size;
 			continue;
 		}
 		if (off + h.size <= size) {
-			memcpy(rec.b, data + off, h.size);
+			memcpy(t->rec.b, data + off, h.size);
 		} else {
 			size_t first = size - off;
 
-			memcpy(rec.b, data + off, first);
-			memcpy(rec.b + first, data, h.size - first);
+			memcpy(t->rec.b, data + off, first);
+			memcpy(t->rec.b + first, data, h.size - first);
 		}
 		tail += h.size;
 		if (h.type == PERF_RECORD_LOST) {
-			t->lost += rec.u[2];
+			t->lost += t->rec.u[2];
 			continue;
 		}
 		if (h.type != PERF_RECORD_SAMPLE)
 			continue;
-		p = rec.u + 1;	/* after the 8-byte header */
+		p = t->rec.u + 1;	/* after the 8-byte header */
 		/* field order: IP, TIME, CALLCHAIN, REGS, STACK, WEIGHT (perf_event.h) */
 		{
-			const uint64_t *end = (const uint64_t *)(rec.b + h.size);
+			const uint64_t *end = (const uint64_t *)(t->rec.b + h.size);
 			uint64_t ip = 0;
 
 			if (sample_type & PERF_SAMPLE_IP)
@@ -314,7 +310,7 @@ void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 					weight = 1;
 			}
 			if (!ips) {
-				ips = rec.u + 1;	/* the IP alone */
+				ips = t->rec.u + 1;	/* the IP alone */
 				nr = 1;
 				(void)ip;
 			}

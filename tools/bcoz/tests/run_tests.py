@@ -542,6 +542,29 @@ def t_signal_keeps_siginterrupt():
     return "read() interrupted by SIGALRM under bcoz as natively"
 
 
+def stats(path):
+    """The last BCOZ_STATS line of PATH as a dict of ints."""
+    with open(path) as f:
+        line = f.read().strip().splitlines()[-1]
+    return {k: int(v) for k, v in (kv.split("=") for kv in line.split())}
+
+
+def t_small_stacks():
+    """Threads with 16 KiB stacks, 8 KiB of it in use, survive SIGPROF."""
+    n, ms = 4, 300
+    nat = native(["stack", str(n), str(ms)], timeout=60)
+    assert nat.returncode == 0 and "survived" in nat.stdout, nat
+    st = prof("stack.stats")
+    rc, out, err, dt = run(["-o", prof("stack.coz"), "--end-to-end"],
+                           [prog("robust"), "stack", str(n), str(ms)], timeout=60,
+                           env={"BCOZ_STATS": st})
+    assert rc == 0 and "%d threads survived" % n in out, (rc, out, err)
+    # the handler did run on those stacks: ~1 sample per ms of their CPU time
+    s = stats(st)
+    assert s["samples"] >= n * ms / 2, s
+    return "%d threads x %d ms of CPU, %d samples (%.1fs)" % (n, ms, s["samples"], dt)
+
+
 CXX_POINTS = r"""#include "coz.h"
 inline int in_header(int x) { if (x > 1000) COZ_PROGRESS; return x + 1; }
 int normal(int x) { if (x > 1000) COZ_PROGRESS; return in_header(x) * 2; }
@@ -590,6 +613,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("vfork + exec keeps the parent profiled", t_vfork_exec),
     ("signal() keeps siginterrupt()", t_signal_keeps_siginterrupt),
     ("coz.h: C++ inline and ordinary function", t_coz_h_cxx_inline),
+    ("SIGPROF handler on small thread stacks", t_small_stacks),
 ]
 
 
