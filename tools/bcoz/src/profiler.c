@@ -390,19 +390,24 @@ static unsigned int pause_ticks = BCOZ_PAUSE_TICKS;
 static uint64_t timer_ns = BCOZ_TIMER_NS;
 
 /*
- * The second field of "cpu_time run_delay timeslices\n".  Runs in the
- * SIGPROF handler: no stdio, no locale, only async-signal-safe calls.
+ * The second field of "cpu_time run_delay timeslices\n" in the calling
+ * thread's schedstat.  Opened for each read (once per timer tick), so a
+ * thread costs no file descriptor for it.  Runs in the SIGPROF handler:
+ * no stdio, no locale, only async-signal-safe calls.
  */
 static uint64_t read_run_delay(struct bcoz_thread *t)
 {
 	char buf[96];
 	const char *p = buf;
 	long n;
+	int fd;
 	uint64_t v = 0;
 
-	if (t->sfd < 0)
-		return 0;
-	n = syscall(SYS_pread64, t->sfd, buf, sizeof(buf) - 1, 0);
+	fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return t->last_run_delay;
+	n = syscall(SYS_pread64, fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
 	if (n <= 0)
 		return t->last_run_delay;
 	buf[n] = 0;
@@ -419,7 +424,7 @@ static void runq_compensate(struct bcoz_thread *t)
 {
 	uint64_t rd, d;
 
-	if (!runq_enabled || t->sfd < 0)
+	if (!runq_enabled)
 		return;
 	rd = read_run_delay(t);
 	d = rd > t->last_run_delay ? rd - t->last_run_delay : 0;
@@ -670,14 +675,8 @@ void bcoz_thread_begin(struct bcoz_thread *t, uint64_t inherit)
 
 	t->tid = syscall(SYS_gettid);
 	t->fd = -1;
-	t->sfd = -1;
-	if (runq_enabled) {
-		char p[64];
-
-		snprintf(p, sizeof(p), "/proc/self/task/%d/schedstat", (int)t->tid);
-		t->sfd = open(p, O_RDONLY | O_CLOEXEC);
+	if (runq_enabled)
 		t->last_run_delay = read_run_delay(t);
-	}
 	t->local_delay = inherit;
 	self_thread = t;
 	sampler_start(t);
@@ -705,9 +704,6 @@ void bcoz_thread_end(struct bcoz_thread *t)
 	t->has_timer = 0;
 	self_thread = NULL;
 	sampler_stop(t);
-	if (t->sfd >= 0)
-		close(t->sfd);
-	t->sfd = -1;
 	atomic_fetch_add(&total_lost, t->lost);
 }
 
@@ -1197,7 +1193,8 @@ static void write_stats(void)
 		return;
 	n = snprintf(buf, sizeof(buf),
 		     "startup_ns=%llu runtime_ns=%llu global_delay_ns=%llu "
-		     "pause_ns=%llu overslept_ns=%llu experiments=%llu samples=%llu blocked=%llu lock=%llu\n",
+		     "pause_ns=%llu overslept_ns=%llu experiments=%llu samples=%llu blocked=%llu "
+		     "lock=%llu unsampled=%d\n",
 		     (unsigned long long)startup_cost_ns,
 		     (unsigned long long)(bcoz_now() - start_ns),
 		     (unsigned long long)atomic_load(&global_delay),
@@ -1206,7 +1203,8 @@ static void write_stats(void)
 		     (unsigned long long)nexperiments,
 		     (unsigned long long)atomic_load(&total_samples),
 		     (unsigned long long)atomic_load(&blocked_samples_seen),
-		     (unsigned long long)atomic_load(&lock_samples));
+		     (unsigned long long)atomic_load(&lock_samples),
+		     atomic_load(&bcoz_unsampled_threads));
 	fd = open(stats, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, buf, n) < 0)
 		bcoz_msg("warning: cannot write %s\n", stats);
@@ -1233,6 +1231,10 @@ void bcoz_shutdown(void)
 	if (atomic_load(&total_lost))
 		bcoz_msg("warning: %llu sample records were lost (ring buffer full)\n",
 			 (unsigned long long)atomic_load(&total_lost));
+	if (atomic_load(&bcoz_unsampled_threads))
+		bcoz_msg("warning: %d thread(s) were not sampled (see the first warning for why); "
+			 "their time is missing from the profile\n",
+			 atomic_load(&bcoz_unsampled_threads));
 	write_stats();
 	if (out_fd >= 0)
 		close(out_fd);

@@ -72,7 +72,6 @@ struct bcoz_thread {
 	unsigned int ticks;		/* timer ticks since the last pause */
 	uint64_t lost;
 	/* run-queue compensation (kernels without blocked samples) */
-	int sfd;
 	uint64_t last_run_delay;
 	uint64_t batch_n, batch_hit;
 	/*
@@ -87,6 +86,7 @@ struct bcoz_thread {
 };
 
 extern int bcoz_blocked_supported;	/* kernel gives blocked samples */
+extern _Atomic int bcoz_unsampled_threads;	/* perf event or ring refused */
 extern int bcoz_kernel_callchains;
 
 int sampler_probe(void);		/* 0 ok, -1 fatal (message printed) */

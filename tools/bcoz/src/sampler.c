@@ -11,20 +11,32 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime.h"
 
-#define RING_PAGES	32	/* data pages (power of two) */
+/*
+ * Data pages of each thread's ring (a power of two).  A thread drains its
+ * ring every 10 ms of its CPU time and after every wrapped call, so it holds
+ * about ten on-CPU samples (a few hundred bytes each) plus the blocked
+ * samples of one wake-up: 32 KiB leaves room for bursts.  The ring is
+ * locked memory, charged to the user: unprivileged, perf_event_mlock_kb
+ * (516 KiB per CPU by default) plus RLIMIT_MEMLOCK, so the size decides how
+ * many threads can be sampled (32 pages: 68 threads on 2 CPUs; 8: 260).
+ */
+#define RING_PAGES	8
 #define ATTR_FLAGS_OFF	40
 #define ATTR_BLOCKED	(1ULL << 38)
 
+_Atomic int bcoz_unsampled_threads;
 int bcoz_blocked_supported;
 int bcoz_kernel_callchains;
 static uint64_t sample_type;
@@ -165,22 +177,76 @@ int sampler_probe(void)
 	return 0;
 }
 
+/* the first reason a thread is not sampled; later ones are only counted */
+static void unsampled(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void unsampled(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	if (atomic_fetch_add(&bcoz_unsampled_threads, 1))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	bcoz_msg("warning: %s; this thread and any others that hit the same limit are not "
+		 "sampled (their count is given at exit)\n", buf);
+}
+
+/*
+ * File descriptors are the application's: bcoz takes its one per thread
+ * only while a quarter of the limit (at least 16) stays free above it, so
+ * a program with many threads runs short of samples, not of descriptors.
+ */
+static int fd_too_high(int fd, long *limit)
+{
+	struct rlimit rl;
+	rlim_t keep;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return 0;
+	keep = rl.rlim_cur / 4 < 16 ? 16 : rl.rlim_cur / 4;
+	*limit = (long)rl.rlim_cur;
+	return (rlim_t)fd + keep >= rl.rlim_cur;
+}
+
 int sampler_start(struct bcoz_thread *t)
 {
 	struct perf_event_attr a;
 	size_t len = (RING_PAGES + 1) * page_size;
+	long limit = 0;
 
 	make_attr(&a, bcoz_blocked_supported, bcoz_kernel_callchains);
 	t->fd = perf_open(&a);
 	if (t->fd < 0) {
-		bcoz_msg("warning: perf_event_open for thread %d failed: %s; this thread is not "
-			 "sampled\n", (int)t->tid, strerror(errno));
+		if (errno == EMFILE || errno == ENFILE)
+			unsampled("perf_event_open for thread %d: %s (ulimit -n raises the limit)",
+				  (int)t->tid, strerror(errno));
+		else
+			unsampled("perf_event_open for thread %d failed: %s", (int)t->tid,
+				  strerror(errno));
+		return -1;
+	}
+	if (fd_too_high(t->fd, &limit)) {
+		close(t->fd);
+		t->fd = -1;
+		unsampled("thread %d would leave the program too few of its %ld file descriptors "
+			  "(ulimit -n raises the limit)", (int)t->tid, limit);
 		return -1;
 	}
 	t->ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd, 0);
 	if (t->ring == MAP_FAILED) {
-		bcoz_msg("warning: mmap of the perf ring buffer failed: %s (raise "
-			 "kernel.perf_event_mlock_kb?)\n", strerror(errno));
+		int err = errno;
+
+		if (err == EPERM || err == ENOMEM)
+			unsampled("mmap of thread %d's perf ring buffer: %s: the locked memory for "
+				  "perf buffers is used up (%zu KiB a thread; raise "
+				  "kernel.perf_event_mlock_kb or ulimit -l, or run as root)",
+				  (int)t->tid, strerror(err), len / 1024);
+		else
+			unsampled("mmap of thread %d's perf ring buffer failed: %s", (int)t->tid,
+				  strerror(err));
 		close(t->fd);
 		t->fd = -1;
 		t->ring = NULL;

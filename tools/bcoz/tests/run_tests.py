@@ -565,6 +565,81 @@ def t_small_stacks():
     return "%d threads x %d ms of CPU, %d samples (%.1fs)" % (n, ms, s["samples"], dt)
 
 
+def with_limits(cmd, nofile=None, user=None):
+    """CMD with ulimit -n NOFILE, as USER (setpriv) when given."""
+    pre = []
+    if user is not None:
+        pre = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user, "--clear-groups"]
+    if nofile:
+        return pre + ["sh", "-c", 'ulimit -n %d && exec "$@"' % nofile, "sh"] + cmd
+    return pre + cmd
+
+
+def t_fd_limit():
+    """ulimit -n 256 and 100 threads that each open a file: bcoz takes no
+    descriptor the program needs, and says once that it ran short."""
+    n = 100
+    nat = subprocess.run(with_limits([prog("robust"), "fds", str(n)], nofile=256),
+                         capture_output=True, text=True, timeout=60)
+    assert "%d threads, 0 open() failures" % n in nat.stdout, nat
+    st = prof("fds.stats")
+    e = dict(os.environ, BCOZ_STATS=st)
+    p = subprocess.run(with_limits([BCOZ, "run", "-o", prof("fds.coz"), "--end-to-end", "---",
+                                    prog("robust"), "fds", str(n)], nofile=256),
+                       capture_output=True, text=True, timeout=60, env=e)
+    m = re.search(r"(\d+) open\(\) failures", p.stdout)
+    assert p.returncode == 0 and m, (p.returncode, p.stdout, p.stderr)
+    warned = p.stderr.count("are not sampled")
+    s = stats(st)
+    info = "%s open() failures (natively 0); %d of %d threads unsampled, %d warning(s)" % (
+        m.group(1), s["unsampled"], n + 1, warned)
+    assert m.group(1) == "0", info
+    assert warned == (1 if s["unsampled"] else 0), info + "\n" + p.stderr
+    return info
+
+
+def t_locked_memory_threads():
+    """Unprivileged, 100 threads: every one gets its ring buffer (the
+    locked-memory limit allows it), or bcoz says once that it ran out."""
+    n = 100
+    user = None
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            raise Skip("as root, needs setpriv to run as nobody")
+        user = 65534
+        d = os.path.join(TMP, "nobody")
+        os.makedirs(d, exist_ok=True)
+        os.chmod(TMP, 0o755)
+        os.chmod(d, 0o777)
+    else:
+        d = TMP
+    st = os.path.join(d, "mlock.stats")
+    e = dict(os.environ, BCOZ_STATS=st)
+    p = subprocess.run(with_limits([BCOZ, "run", "-o", os.path.join(d, "mlock.coz"),
+                                    "--end-to-end", "---", prog("robust"), "fds", str(n)],
+                                   user=user),
+                       capture_output=True, text=True, timeout=60, env=e)
+    if "perf_event_open failed" in p.stderr:
+        raise Skip("perf_event_open is not permitted unprivileged here: " +
+                   p.stderr.strip().splitlines()[-1][:120])
+    assert p.returncode == 0 and "%d threads" % n in p.stdout, (p.returncode, p.stdout, p.stderr)
+    s = stats(st)
+    # what the kernel lets this user lock: perf_event_mlock_kb per CPU plus RLIMIT_MEMLOCK
+    with open("/proc/sys/kernel/perf_event_mlock_kb") as f:
+        kb = int(f.read()) * os.cpu_count()
+    res = subprocess.run(with_limits(["sh", "-c", "ulimit -l"], user=user),
+                         capture_output=True, text=True).stdout.strip()
+    kb += int(res) if res.isdigit() else 0
+    ring_kb = (8 + 1) * os.sysconf("SC_PAGE_SIZE") // 1024
+    warned = p.stderr.count("are not sampled")
+    info = "%d of %d threads unsampled, %d warning(s); %d KiB lockable, %d KiB a thread" % (
+        s["unsampled"], n + 1, warned, kb, ring_kb)
+    if kb >= (n + 1) * ring_kb:
+        assert s["unsampled"] == 0, info + "\n" + p.stderr
+    assert warned == (1 if s["unsampled"] else 0), info + "\n" + p.stderr
+    return info
+
+
 CXX_POINTS = r"""#include "coz.h"
 inline int in_header(int x) { if (x > 1000) COZ_PROGRESS; return x + 1; }
 int normal(int x) { if (x > 1000) COZ_PROGRESS; return in_header(x) * 2; }
@@ -614,6 +689,8 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("signal() keeps siginterrupt()", t_signal_keeps_siginterrupt),
     ("coz.h: C++ inline and ordinary function", t_coz_h_cxx_inline),
     ("SIGPROF handler on small thread stacks", t_small_stacks),
+    ("ulimit -n 256, 100 threads", t_fd_limit),
+    ("locked memory: 100 threads unprivileged", t_locked_memory_threads),
 ]
 
 
