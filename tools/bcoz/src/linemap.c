@@ -464,6 +464,9 @@ static int bin_in_scope(const char *path)
 	return 0;
 }
 
+/* an exec'd child with --follow-exec: its lack of line info is not an error */
+static int quiet;
+
 static int scan_object(struct dl_phdr_info *info, size_t size, void *data)
 {
 	char path[PATH_MAX];
@@ -495,8 +498,9 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *data)
 	if (!dw && elf) {
 		dw = open_separate(elf, path, &fd2, &elf2);
 		if (!dw) {
-			bcoz_msg("warning: %s has no debug information (rebuild it with -g); "
-				 "it is in scope but cannot be profiled\n", path);
+			if (!quiet)
+				bcoz_msg("warning: %s has no debug information (rebuild it with "
+					 "-g); it is in scope but cannot be profiled\n", path);
 			close_dwarf(NULL, fd, elf);
 			return 0;
 		}
@@ -556,12 +560,13 @@ static void publish(void)
 	/* the old table is leaked on purpose: a signal handler may be reading it */
 }
 
-int linemap_init(void)
+int linemap_init(int be_quiet)
 {
 	const char *bs = getenv("BCOZ_BIN_SCOPE");
 	const char *ss = getenv("BCOZ_SRC_SCOPE");
 	ssize_t n;
 
+	quiet = be_quiet;
 	elf_version(EV_CURRENT);
 	n = readlink("/proc/self/exe", main_exe, sizeof(main_exe) - 1);
 	if (n > 0)
@@ -573,6 +578,8 @@ int linemap_init(void)
 	dl_iterate_phdr(scan_object, NULL);
 	publish();
 	pthread_mutex_unlock(&map_lock);
+	if (be_quiet && (!objects_in_scope || !atomic_load(&nlines)))
+		return -1;
 	if (!objects_in_scope) {
 		bcoz_msg("error: no loaded object matches the binary scope (-b %s); main executable "
 			 "is %s. Fix: pass -b with a %%-pattern that matches it, or -b MAIN\n",

@@ -106,7 +106,7 @@ static _Atomic uint64_t total_lost;
 static int out_fd = -1;
 static int end_to_end, fixed_line = -1, fixed_speedup = -1, scope_class;
 static const char *scope_name;
-static int follow_exec;
+static int follow_exec, followed;
 static unsigned long profiler_thr;
 static uint64_t start_ns, startup_cost_ns;
 static uint64_t nexperiments;
@@ -1053,6 +1053,11 @@ __attribute__((constructor)) static void bcoz_init(void)
 	follow_exec = e && *e == '1';
 	if (!follow_exec)
 		strip_preload();
+	/* with --follow-exec, every process after the first was exec'd by it */
+	e = getenv("BCOZ_FOLLOWED");
+	followed = follow_exec && e && *e == '1';
+	if (follow_exec)
+		setenv("BCOZ_FOLLOWED", "1", 1);
 	e = getenv("BCOZ_END_TO_END");
 	end_to_end = e && *e == '1';
 	e = getenv("BCOZ_FIXED_SPEEDUP");
@@ -1120,8 +1125,15 @@ __attribute__((constructor)) static void bcoz_init(void)
 	}
 	if (sampler_probe())
 		_exit(1);
-	if (linemap_init())
-		_exit(1);
+	if (linemap_init(followed)) {
+		if (!followed)
+			_exit(1);
+		/* a tool the program runs (sh, cp, ...): run it, unprofiled */
+		if (bcoz_verbose)
+			bcoz_msg("note: %s (exec'd, --follow-exec) has no line information in "
+				 "scope; it runs unprofiled\n", program_invocation_name);
+		return;
+	}
 	/* tuning knobs, for experiments with the method */
 	e = getenv("BCOZ_TIMER_US");
 	if (e && atoi(e) >= 100 && atoi(e) <= 100000)

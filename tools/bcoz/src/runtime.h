@@ -44,7 +44,7 @@ struct bcoz_line {
 	_Atomic uint64_t recent;	/* since the last line selection */
 };
 
-int linemap_init(void);				/* 0 or -1 (error printed) */
+int linemap_init(int quiet);		/* 0 or -1 (error printed unless quiet) */
 void linemap_rescan(void);			/* after dlopen */
 int linemap_lookup(uint64_t addr);		/* line index or -1 */
 struct bcoz_line *linemap_line(int idx);

@@ -640,6 +640,18 @@ def t_locked_memory_threads():
     return info
 
 
+def t_follow_exec_nodebug():
+    """--follow-exec: an exec'd program without debug info runs, unprofiled."""
+    true = shutil.which("true")
+    nat = native(["spawn", true])
+    assert "status 0" in nat.stdout, nat
+    rc, out, err, dt = run(["-o", prof("follow.coz"), "--end-to-end", "--follow-exec", "-v"],
+                           [prog("robust"), "spawn", true], timeout=30)
+    assert rc == 0 and "status 0" in out, (rc, out, err)
+    assert "runs unprofiled" in err and "error" not in err, err
+    return "the child exited 0, as natively; -v says it ran unprofiled"
+
+
 CXX_POINTS = r"""#include "coz.h"
 inline int in_header(int x) { if (x > 1000) COZ_PROGRESS; return x + 1; }
 int normal(int x) { if (x > 1000) COZ_PROGRESS; return in_header(x) * 2; }
@@ -691,6 +703,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("SIGPROF handler on small thread stacks", t_small_stacks),
     ("ulimit -n 256, 100 threads", t_fd_limit),
     ("locked memory: 100 threads unprivileged", t_locked_memory_threads),
+    ("--follow-exec: child without debug info", t_follow_exec_nodebug),
 ]
 
 
