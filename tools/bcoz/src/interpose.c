@@ -497,6 +497,21 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 		sigdelset(&copy.sa_mask, SIGPROF);
 		act = &copy;
 	}
+	if (sig > 0 && sig < NSIG && bcoz_stand_in[sig]) {
+		/* bcoz's fatal-signal handler is the program's SIG_DFL */
+		if (act && act->sa_handler != SIG_DFL) {
+			int r = REAL(sigaction)(sig, act, NULL);
+
+			if (r)
+				return r;
+			bcoz_stand_in[sig] = 0;
+		}
+		if (old) {
+			memset(old, 0, sizeof(*old));
+			old->sa_handler = SIG_DFL;
+		}
+		return 0;
+	}
 	return REAL(sigaction)(sig, act, old);
 }
 
@@ -509,6 +524,14 @@ sighandler_t signal(int sig, sighandler_t h)
 {
 	if (bcoz_active && sig == SIGPROF) {
 		refuse_sigprof();
+		return SIG_DFL;
+	}
+	if (sig > 0 && sig < NSIG && bcoz_stand_in[sig]) {
+		if (h != SIG_DFL) {
+			if (REAL(signal)(sig, h) == SIG_ERR)
+				return SIG_ERR;
+			bcoz_stand_in[sig] = 0;
+		}
 		return SIG_DFL;
 	}
 	return REAL(signal)(sig, h);

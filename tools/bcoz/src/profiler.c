@@ -808,6 +808,7 @@ static void write_samples(void)
 }
 
 static void write_stats(void);
+static _Atomic int final_written;	/* the profiler thread wrote the last samples */
 
 /*
  * --experiments N: the profile is complete, so end the program the way
@@ -924,6 +925,7 @@ static void *profiler_main(void *arg)
 		nap(BCOZ_COOLOFF_NS);
 	}
 	write_samples();
+	atomic_store(&final_written, 1);
 	if (end_after && nexperiments >= end_after)
 		end_program();
 	return NULL;
@@ -1031,6 +1033,61 @@ int bcoz_in_other_process(void)
 int bcoz_follow_exec(void)
 {
 	return follow_exec;
+}
+
+/*
+ * Fatal signals.  A program killed by a signal runs no destructor, so the
+ * final runtime and samples records (and BCOZ_STATS) would be lost.  For
+ * each signal whose action is the default one, bcoz installs a handler
+ * that writes them and then lets the default action happen.  The program
+ * does not see it: sigaction() and signal() report SIG_DFL while it stands
+ * in, and a handler the program installs replaces it.  SIGKILL cannot be
+ * caught; the experiment under way is lost in any case.
+ */
+static const int fatal_sigs[] = {
+	SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+};
+int bcoz_stand_in[NSIG];
+static _Atomic int fatal_once;
+
+static void on_fatal(int sig, siginfo_t *si, void *uc)
+{
+	int expect = 0;
+
+	(void)si;
+	(void)uc;
+	if (bcoz_active && !bcoz_in_other_process() &&
+	    atomic_compare_exchange_strong(&fatal_once, &expect, 1)) {
+		if (!atomic_load(&final_written)) {
+			write_samples();
+			bcoz_msg("the program is ending on SIG%s: the profile holds %llu "
+				 "experiments and the final samples (the experiment under way "
+				 "is lost)\n", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+				 (unsigned long long)nexperiments);
+		}
+		write_stats();
+	}
+	/* SA_RESETHAND restored the default action: it happens on return */
+	raise(sig);
+}
+
+static void stand_in_for_fatal_signals(void)
+{
+	struct sigaction sa, cur;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fatal;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGPROF);
+	for (size_t i = 0; i < sizeof(fatal_sigs) / sizeof(fatal_sigs[0]); i++) {
+		int sig = fatal_sigs[i];
+
+		if (bcoz_real_sigaction(sig, NULL, &cur) || cur.sa_handler != SIG_DFL)
+			continue;
+		if (!bcoz_real_sigaction(sig, &sa, NULL))
+			bcoz_stand_in[sig] = 1;
+	}
 }
 
 __attribute__((constructor)) static void bcoz_init(void)
@@ -1177,6 +1234,7 @@ __attribute__((constructor)) static void bcoz_init(void)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	bcoz_real_sigaction(SIGPROF, &sa, NULL);
+	stand_in_for_fatal_signals();
 	bcoz_active = 1;
 	t = calloc(1, sizeof(*t));
 	atomic_fetch_add(&bcoz_live_threads, 1);

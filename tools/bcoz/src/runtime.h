@@ -114,7 +114,9 @@ uint64_t bcoz_current_local(void);
 void bcoz_shutdown(void);
 void bcoz_after_fork_child(void);
 int bcoz_follow_exec(void);
-int bcoz_in_other_process(void);	/* a vfork child of the profiled process */
+int bcoz_in_other_process(void);
+/* 1 while bcoz's handler stands in for the default action of a fatal signal */
+extern int bcoz_stand_in[];	/* a vfork child of the profiled process */
 
 /* ---- util ---- */
 uint64_t bcoz_now(void);		/* CLOCK_MONOTONIC ns */

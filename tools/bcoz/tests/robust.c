@@ -225,7 +225,13 @@ static int do_crash(const char *how, double ms)
 		work(200000);
 		COZ_PROGRESS;
 	}
-	printf("robust: crash %s\n", how);
+	/* whatever bcoz installs, the program sees the default action */
+	{
+		struct sigaction o;
+
+		sigaction(SIGTERM, NULL, &o);
+		printf("robust: crash %s (SIGTERM default: %d)\n", how, o.sa_handler == SIG_DFL);
+	}
 	fflush(stdout);
 	if (!strcmp(how, "abort"))
 		abort();

@@ -652,6 +652,33 @@ def t_follow_exec_nodebug():
     return "the child exited 0, as natively; -v says it ran unprofiled"
 
 
+def t_fatal_signals():
+    """abort, SIGSEGV, SIGTERM: the program dies of the signal as natively,
+    and the profile still gets its final runtime and samples records."""
+    done = []
+    for how, sig in (("abort", signal.SIGABRT), ("segv", signal.SIGSEGV),
+                     ("term", signal.SIGTERM)):
+        p = prof("crash-%s.coz" % how)
+        cmd = [BCOZ, "run", "-o", p, "---", prog("robust"), "crash", how, "1500"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = proc.stdout.readline()     # after 1.5 s of progress
+        assert "crash %s (SIGTERM default: 1)" % how in line, line
+        if how == "term":
+            proc.send_signal(signal.SIGTERM)
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise AssertionError("%s: the program did not end within 60 s" % how)
+        assert proc.returncode == -sig, (how, proc.returncode, err)
+        with open(p) as f:
+            text = f.read()
+        assert "runtime\t" in text and "samples\t" in text, (how, text[-300:], err)
+        assert "ending on SIG" in err, (how, err)
+        done.append("%s: rc %d" % (how, proc.returncode))
+    return "; ".join(done) + "; runtime and samples written each time"
+
+
 CXX_POINTS = r"""#include "coz.h"
 inline int in_header(int x) { if (x > 1000) COZ_PROGRESS; return x + 1; }
 int normal(int x) { if (x > 1000) COZ_PROGRESS; return in_header(x) * 2; }
@@ -704,6 +731,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("ulimit -n 256, 100 threads", t_fd_limit),
     ("locked memory: 100 threads unprivileged", t_locked_memory_threads),
     ("--follow-exec: child without debug info", t_follow_exec_nodebug),
+    ("abort, SIGSEGV, SIGTERM keep the final records", t_fatal_signals),
 ]
 
 
