@@ -679,6 +679,23 @@ def t_fatal_signals():
     return "; ".join(done) + "; runtime and samples written each time"
 
 
+def t_plot_output_errors():
+    """plot -o into a missing directory or onto a directory: a clear error."""
+    p = os.path.join(TMP, "small.coz")
+    with open(p, "w") as f:
+        f.write("startup\ttime=1\n" + unit_tests.exp("a.c:1", 0.0, 1000, [("t", "p", 10)]) +
+                unit_tests.exp("a.c:1", 0.5, 800, [("t", "p", 10)]) + "experiment\tsel")
+    msgs = []
+    for out, want in (("/nonexistent/x.html", "cannot write /nonexistent/x.html"),
+                      (TMP, "is a directory")):
+        r = subprocess.run([BCOZ, "plot", "-i", p, "-o", out], capture_output=True, text=True)
+        assert r.returncode == 2 and want in r.stderr and "Traceback" not in r.stderr, r.stderr
+        msgs.append(r.stderr.strip().splitlines()[-1])
+    r = subprocess.run([BCOZ, "plot", "-i", p, "--text"], capture_output=True, text=True)
+    assert r.returncode == 0 and "incomplete" in r.stderr and "+20.0%" in r.stdout, r
+    return "; ".join(msgs) + "; truncated last line skipped with a warning"
+
+
 CXX_POINTS = r"""#include "coz.h"
 inline int in_header(int x) { if (x > 1000) COZ_PROGRESS; return x + 1; }
 int normal(int x) { if (x > 1000) COZ_PROGRESS; return in_header(x) * 2; }
@@ -732,6 +749,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("locked memory: 100 threads unprivileged", t_locked_memory_threads),
     ("--follow-exec: child without debug info", t_follow_exec_nodebug),
     ("abort, SIGSEGV, SIGTERM keep the final records", t_fatal_signals),
+    ("plot: bad -o, truncated profile", t_plot_output_errors),
 ]
 
 

@@ -186,6 +186,31 @@ def test_reports_render():
         'xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in h
 
 
+def test_truncated_last_line():
+    """A run cut off while writing loses its last line, not the profile."""
+    text = "startup\ttime=1\n"
+    text += exp("a.c:1", 0.0, 1000, [("t", "p", 10)])
+    text += exp("a.c:1", 0.5, 800, [("t", "p", 10)])
+    warned = []
+    for cut in ("experiment\tselected=a.c:1\tspee", "throughput-point\tname=p\tdelta=1"):
+        exps, _, _ = B.parse_profile(text + cut, "t.coz", warned.append)
+        assert len(exps) == 2 and exps[1]["points"][0]["delta"] == 10, exps
+    assert len(warned) == 2 and all("t.coz:6" in w and "incomplete" in w for w in warned), warned
+    # a complete last line is kept
+    exps, _, _ = B.parse_profile(text, "t.coz", warned.append)
+    assert len(exps) == 2 and len(warned) == 2
+
+
+def test_json_profile_hint():
+    for text in ('{"experiments": []}', '\n [\n{"type": "experiment"}]'):
+        try:
+            B.parse_profile(text, "j.coz")
+        except B.ProfileError as e:
+            assert str(e).startswith("j.coz:") and "JSON" in str(e), str(e)
+        else:
+            raise AssertionError("accepted JSON")
+
+
 SAMPLE_PROFILE = None
 
 
@@ -258,4 +283,5 @@ def test_fuzz_parser(iterations=3000):
 ALL = [test_throughput_math, test_appended_runs_aggregate, test_baseline_fallback_and_min_delta,
        test_latency_math_sign, test_latency_and_throughput_agree, test_end_to_end_point,
        test_subclass_selected_and_legacy_records, test_fit_and_slope, test_parser_errors,
-       test_reports_render, test_fuzz_parser]
+       test_reports_render, test_truncated_last_line, test_json_profile_hint,
+       test_fuzz_parser]
