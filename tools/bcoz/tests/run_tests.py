@@ -696,6 +696,61 @@ def t_plot_output_errors():
     return "; ".join(msgs) + "; truncated last line skipped with a warning"
 
 
+# A kernel that accepts bit 38 of perf_event_attr's flags but does not give
+# blocked samples: this shim clears the bit before the real system call, so
+# the stock kernel accepts the event and never sends a blocked sample.
+BIT38_SHIM = r"""#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+long syscall(long n, ...)
+{
+	static long (*real)(long, ...);
+	struct perf_event_attr copy;
+	long a[6];
+	va_list ap;
+
+	va_start(ap, n);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (!real)
+		real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	if (n == SYS_perf_event_open) {
+		uint64_t f;
+
+		memcpy(&copy, (void *)a[0], sizeof(copy));
+		memcpy(&f, (char *)&copy + 40, 8);
+		f &= ~(1ULL << 38);
+		memcpy((char *)&copy + 40, &f, 8);
+		a[0] = (long)&copy;
+	}
+	return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+"""
+
+
+def t_blocked_detected_positively():
+    """A kernel that merely accepts attr.blocked is not taken for one with
+    blocked samples: bcoz asks for a blocked sample and must see one."""
+    src = os.path.join(TMP, "bit38.c")
+    lib = os.path.join(TMP, "libbit38.so")
+    with open(src, "w") as f:
+        f.write(BIT38_SHIM)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-o", lib, src, "-ldl"], check=True)
+    rc, out, err, _ = run(["-o", prof("bit38.coz"), "--end-to-end", "-v"],
+                          [prog("robust"), "crash", "none", "10"], timeout=30,
+                          env={"LD_PRELOAD": lib})
+    m = re.search(r"blocked samples (on|off)", err)
+    assert m, err
+    assert m.group(1) == "off" and "gave no blocked sample" in err, err
+    return "bit 38 accepted but no blocked sample seen: %s" % m.group(0)
+
+
 CXX_POINTS = r"""#include "coz.h"
 inline int in_header(int x) { if (x > 1000) COZ_PROGRESS; return x + 1; }
 int normal(int x) { if (x > 1000) COZ_PROGRESS; return in_header(x) * 2; }
@@ -750,6 +805,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("--follow-exec: child without debug info", t_follow_exec_nodebug),
     ("abort, SIGSEGV, SIGTERM keep the final records", t_fatal_signals),
     ("plot: bad -o, truncated profile", t_plot_output_errors),
+    ("attr.blocked detected positively", t_blocked_detected_positively),
 ]
 
 
