@@ -26,155 +26,113 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "runtime.h"
 
-#define DECL(ret, name, ...) static ret (*real_##name)(__VA_ARGS__)
-#define RESOLVE(name) do { \
-		if (!real_##name) \
-			real_##name = dlsym(RTLD_NEXT, #name); \
-	} while (0)
-#define RESOLVEV(name, ver) do { \
-		if (!real_##name) \
-			real_##name = dlvsym(RTLD_NEXT, #name, ver); \
-		if (!real_##name) \
-			real_##name = dlsym(RTLD_NEXT, #name); \
-	} while (0)
-/* if a symbol cannot be found, fail loudly instead of looping forever */
-#define NEED(name) do { \
-		if (!real_##name) \
-			missing(#name); \
-	} while (0)
+/*
+ * The libc functions bcoz wraps, in one list:
+ *   X(return type, name, (parameter types), symbol version or NULL)
+ * It declares real_NAME, the next definition of NAME (libc's), and
+ * interpose_resolve() looks them all up.  A versioned lookup falls back to
+ * the default version.
+ */
+#define BCOZ_WRAPPED(X) \
+	X(int, pthread_create, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *), NULL) \
+	X(void, pthread_exit, (void *), NULL) \
+	X(int, pthread_join, (pthread_t, void **), NULL) \
+	X(int, pthread_timedjoin_np, (pthread_t, void **, const struct timespec *), NULL) \
+	X(int, pthread_clockjoin_np, (pthread_t, void **, clockid_t, const struct timespec *), NULL) \
+	X(int, pthread_mutex_lock, (pthread_mutex_t *), NULL) \
+	X(int, pthread_mutex_timedlock, (pthread_mutex_t *, const struct timespec *), NULL) \
+	X(int, pthread_mutex_unlock, (pthread_mutex_t *), NULL) \
+	X(int, pthread_cond_wait, (pthread_cond_t *, pthread_mutex_t *), "GLIBC_2.3.2") \
+	X(int, pthread_cond_timedwait, (pthread_cond_t *, pthread_mutex_t *, const struct timespec *), "GLIBC_2.3.2") \
+	X(int, pthread_cond_clockwait, (pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *), NULL) \
+	X(int, pthread_cond_signal, (pthread_cond_t *), "GLIBC_2.3.2") \
+	X(int, pthread_cond_broadcast, (pthread_cond_t *), "GLIBC_2.3.2") \
+	X(int, pthread_barrier_wait, (pthread_barrier_t *), NULL) \
+	X(int, pthread_rwlock_rdlock, (pthread_rwlock_t *), NULL) \
+	X(int, pthread_rwlock_wrlock, (pthread_rwlock_t *), NULL) \
+	X(int, pthread_rwlock_timedrdlock, (pthread_rwlock_t *, const struct timespec *), NULL) \
+	X(int, pthread_rwlock_timedwrlock, (pthread_rwlock_t *, const struct timespec *), NULL) \
+	X(int, pthread_rwlock_unlock, (pthread_rwlock_t *), NULL) \
+	X(int, pthread_spin_lock, (pthread_spinlock_t *), NULL) \
+	X(int, pthread_spin_unlock, (pthread_spinlock_t *), NULL) \
+	X(int, sem_wait, (sem_t *), NULL) \
+	X(int, sem_timedwait, (sem_t *, const struct timespec *), NULL) \
+	X(int, sem_clockwait, (sem_t *, clockid_t, const struct timespec *), NULL) \
+	X(int, sem_post, (sem_t *), NULL) \
+	X(int, pthread_kill, (pthread_t, int), NULL) \
+	X(int, kill, (pid_t, int), NULL) \
+	X(int, sigaction, (int, const struct sigaction *, struct sigaction *), NULL) \
+	X(sighandler_t, signal, (int, sighandler_t), NULL) \
+	X(int, sigprocmask, (int, const sigset_t *, sigset_t *), NULL) \
+	X(int, pthread_sigmask, (int, const sigset_t *, sigset_t *), NULL) \
+	X(pid_t, fork, (void), NULL) \
+	X(int, execve, (const char *, char *const[], char *const[]), NULL) \
+	X(int, execv, (const char *, char *const[]), NULL) \
+	X(int, execvp, (const char *, char *const[]), NULL) \
+	X(int, execvpe, (const char *, char *const[], char *const[]), NULL) \
+	X(void, _exit, (int), NULL) \
+	X(void, _Exit, (int), NULL) \
+	X(void *, dlopen, (const char *, int), NULL) \
+	X(ssize_t, read, (int, void *, size_t), NULL) \
+	X(ssize_t, write, (int, const void *, size_t), NULL) \
+	X(ssize_t, pread, (int, void *, size_t, off_t), NULL) \
+	X(ssize_t, pwrite, (int, const void *, size_t, off_t), NULL) \
+	X(ssize_t, pread64, (int, void *, size_t, off_t), NULL) \
+	X(ssize_t, pwrite64, (int, const void *, size_t, off_t), NULL) \
+	X(ssize_t, readv, (int, const struct iovec *, int), NULL) \
+	X(ssize_t, writev, (int, const struct iovec *, int), NULL) \
+	X(int, fsync, (int), NULL) \
+	X(int, fdatasync, (int), NULL) \
+	X(int, nanosleep, (const struct timespec *, struct timespec *), NULL) \
+	X(int, clock_nanosleep, (clockid_t, int, const struct timespec *, struct timespec *), NULL) \
+	X(int, usleep, (useconds_t), NULL) \
+	X(unsigned int, sleep, (unsigned int), NULL) \
+	X(int, poll, (struct pollfd *, nfds_t, int), NULL) \
+	X(int, select, (int, fd_set *, fd_set *, fd_set *, struct timeval *), NULL) \
+	X(int, epoll_wait, (int, struct epoll_event *, int, int), NULL)
 
+#define DECLARE_REAL(ret, name, params, ver) \
+	static ret (*real_##name) params; \
+	static const char *const ver_##name = ver;
+BCOZ_WRAPPED(DECLARE_REAL)
+
+static void *lookup(const char *name, const char *ver)
+{
+	void *p = ver ? dlvsym(RTLD_NEXT, name, ver) : NULL;
+
+	return p ? p : dlsym(RTLD_NEXT, name);
+}
+
+/* if a symbol cannot be found, fail loudly instead of looping forever */
 static void missing(const char *name)
 {
 	bcoz_msg("fatal: cannot find the real %s (dlsym: %s)\n", name, dlerror());
-	_exit(127);
+	syscall(SYS_exit_group, 127);
 }
 
-DECL(int, pthread_create, pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-DECL(void, pthread_exit, void *);
-DECL(int, pthread_join, pthread_t, void **);
-DECL(int, pthread_timedjoin_np, pthread_t, void **, const struct timespec *);
-DECL(int, pthread_clockjoin_np, pthread_t, void **, clockid_t, const struct timespec *);
-DECL(int, pthread_mutex_lock, pthread_mutex_t *);
-DECL(int, pthread_mutex_timedlock, pthread_mutex_t *, const struct timespec *);
-DECL(int, pthread_mutex_unlock, pthread_mutex_t *);
-DECL(int, pthread_cond_wait, pthread_cond_t *, pthread_mutex_t *);
-DECL(int, pthread_cond_timedwait, pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
-DECL(int, pthread_cond_clockwait, pthread_cond_t *, pthread_mutex_t *, clockid_t,
-     const struct timespec *);
-DECL(int, pthread_cond_signal, pthread_cond_t *);
-DECL(int, pthread_cond_broadcast, pthread_cond_t *);
-DECL(int, pthread_barrier_wait, pthread_barrier_t *);
-DECL(int, pthread_rwlock_rdlock, pthread_rwlock_t *);
-DECL(int, pthread_rwlock_wrlock, pthread_rwlock_t *);
-DECL(int, pthread_rwlock_timedrdlock, pthread_rwlock_t *, const struct timespec *);
-DECL(int, pthread_rwlock_timedwrlock, pthread_rwlock_t *, const struct timespec *);
-DECL(int, pthread_rwlock_unlock, pthread_rwlock_t *);
-DECL(int, pthread_spin_lock, pthread_spinlock_t *);
-DECL(int, pthread_spin_unlock, pthread_spinlock_t *);
-DECL(int, sem_wait, sem_t *);
-DECL(int, sem_timedwait, sem_t *, const struct timespec *);
-DECL(int, sem_clockwait, sem_t *, clockid_t, const struct timespec *);
-DECL(int, sem_post, sem_t *);
-DECL(int, pthread_kill, pthread_t, int);
-DECL(int, kill, pid_t, int);
-DECL(int, sigaction, int, const struct sigaction *, struct sigaction *);
-DECL(sighandler_t, signal, int, sighandler_t);
-DECL(int, sigprocmask, int, const sigset_t *, sigset_t *);
-DECL(int, pthread_sigmask, int, const sigset_t *, sigset_t *);
-DECL(pid_t, fork, void);
-DECL(int, execve, const char *, char *const[], char *const[]);
-DECL(int, execv, const char *, char *const[]);
-DECL(int, execvp, const char *, char *const[]);
-DECL(int, execvpe, const char *, char *const[], char *const[]);
-DECL(void, _exit, int);
-DECL(void, _Exit, int);
-DECL(void *, dlopen, const char *, int);
-DECL(ssize_t, read, int, void *, size_t);
-DECL(ssize_t, write, int, const void *, size_t);
-DECL(ssize_t, pread, int, void *, size_t, off_t);
-DECL(ssize_t, pwrite, int, const void *, size_t, off_t);
-DECL(ssize_t, pread64, int, void *, size_t, off_t);
-DECL(ssize_t, pwrite64, int, const void *, size_t, off_t);
-DECL(ssize_t, readv, int, const struct iovec *, int);
-DECL(ssize_t, writev, int, const struct iovec *, int);
-DECL(int, fsync, int);
-DECL(int, fdatasync, int);
-DECL(int, nanosleep, const struct timespec *, struct timespec *);
-DECL(int, clock_nanosleep, clockid_t, int, const struct timespec *, struct timespec *);
-DECL(int, usleep, useconds_t);
-DECL(unsigned int, sleep, unsigned int);
-DECL(int, poll, struct pollfd *, nfds_t, int);
-DECL(int, select, int, fd_set *, fd_set *, fd_set *, struct timeval *);
-DECL(int, epoll_wait, int, struct epoll_event *, int, int);
+#define RESOLVE_REAL(ret, name, params, ver) \
+	if (!real_##name) \
+		real_##name = (ret (*) params)lookup(#name, ver_##name);
 
 void interpose_resolve(void)
 {
-	RESOLVE(pthread_create);
-	RESOLVE(pthread_exit);
-	RESOLVE(pthread_join);
-	RESOLVE(pthread_timedjoin_np);
-	RESOLVE(pthread_clockjoin_np);
-	RESOLVE(pthread_mutex_lock);
-	RESOLVE(pthread_mutex_timedlock);
-	RESOLVE(pthread_mutex_unlock);
-	RESOLVEV(pthread_cond_wait, "GLIBC_2.3.2");
-	RESOLVEV(pthread_cond_timedwait, "GLIBC_2.3.2");
-	RESOLVE(pthread_cond_clockwait);
-	RESOLVEV(pthread_cond_signal, "GLIBC_2.3.2");
-	RESOLVEV(pthread_cond_broadcast, "GLIBC_2.3.2");
-	RESOLVE(pthread_barrier_wait);
-	RESOLVE(pthread_rwlock_rdlock);
-	RESOLVE(pthread_rwlock_wrlock);
-	RESOLVE(pthread_rwlock_timedrdlock);
-	RESOLVE(pthread_rwlock_timedwrlock);
-	RESOLVE(pthread_rwlock_unlock);
-	RESOLVE(pthread_spin_lock);
-	RESOLVE(pthread_spin_unlock);
-	RESOLVE(sem_wait);
-	RESOLVE(sem_timedwait);
-	RESOLVE(sem_clockwait);
-	RESOLVE(sem_post);
-	RESOLVE(pthread_kill);
-	RESOLVE(kill);
-	RESOLVE(sigaction);
-	RESOLVE(signal);
-	RESOLVE(sigprocmask);
-	RESOLVE(pthread_sigmask);
-	RESOLVE(fork);
-	RESOLVE(execve);
-	RESOLVE(execv);
-	RESOLVE(execvp);
-	RESOLVE(execvpe);
-	RESOLVE(_exit);
-	RESOLVE(_Exit);
-	RESOLVE(dlopen);
-	RESOLVE(read);
-	RESOLVE(write);
-	RESOLVE(pread);
-	RESOLVE(pwrite);
-	RESOLVE(pread64);
-	RESOLVE(pwrite64);
-	RESOLVE(readv);
-	RESOLVE(writev);
-	RESOLVE(fsync);
-	RESOLVE(fdatasync);
-	RESOLVE(nanosleep);
-	RESOLVE(clock_nanosleep);
-	RESOLVE(usleep);
-	RESOLVE(sleep);
-	RESOLVE(poll);
-	RESOLVE(select);
-	RESOLVE(epoll_wait);
+	BCOZ_WRAPPED(RESOLVE_REAL)
 }
 
-#define REAL(name) ({ RESOLVE(name); NEED(name); real_##name; })
-#define REALV(name, ver) ({ RESOLVEV(name, ver); NEED(name); real_##name; })
+#define REAL(name) ({ \
+		if (!real_##name) \
+			real_##name = (__typeof__(real_##name))lookup(#name, ver_##name); \
+		if (!real_##name) \
+			missing(#name); \
+		real_##name; \
+	})
 
 int bcoz_real_create(unsigned long *thr, void *(*fn)(void *), void *arg)
 {
@@ -190,6 +148,39 @@ int bcoz_real_sigaction(int sig, const void *act, void *old)
 {
 	return REAL(sigaction)(sig, act, old);
 }
+
+/* the runtime's own locks, sleeps and signals must not run its wrappers */
+int bcoz_real_mutex_lock(pthread_mutex_t *m)
+{
+	return REAL(pthread_mutex_lock)(m);
+}
+
+int bcoz_real_mutex_unlock(pthread_mutex_t *m)
+{
+	return REAL(pthread_mutex_unlock)(m);
+}
+
+int bcoz_real_nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	return REAL(nanosleep)(req, rem);
+}
+
+int bcoz_real_kill(pid_t pid, int sig)
+{
+	return REAL(kill)(pid, sig);
+}
+
+void bcoz_real_exit(int code)
+{
+	REAL(_exit)(code);
+	__builtin_unreachable();
+}
+
+/*
+ * Everything from here on is a wrapper of a libc function: exported, so
+ * it takes the place of libc's in the program.
+ */
+#pragma GCC visibility push(default)
 
 /* ---------- threads ---------- */
 
@@ -323,7 +314,7 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 	int r;
 
 	bcoz_pre_block();
-	r = REALV(pthread_cond_wait, "GLIBC_2.3.2")(c, m);
+	r = REAL(pthread_cond_wait)(c, m);
 	bcoz_post_block(1);
 	return r;
 }
@@ -333,7 +324,7 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 	int r;
 
 	bcoz_pre_block();
-	r = REALV(pthread_cond_timedwait, "GLIBC_2.3.2")(c, m, ts);
+	r = REAL(pthread_cond_timedwait)(c, m, ts);
 	bcoz_post_block(r != ETIMEDOUT);
 	return r;
 }
@@ -352,13 +343,13 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t ck,
 int pthread_cond_signal(pthread_cond_t *c)
 {
 	bcoz_catch_up();
-	return REALV(pthread_cond_signal, "GLIBC_2.3.2")(c);
+	return REAL(pthread_cond_signal)(c);
 }
 
 int pthread_cond_broadcast(pthread_cond_t *c)
 {
 	bcoz_catch_up();
-	return REALV(pthread_cond_broadcast, "GLIBC_2.3.2")(c);
+	return REAL(pthread_cond_broadcast)(c);
 }
 
 int pthread_barrier_wait(pthread_barrier_t *b)
@@ -853,3 +844,5 @@ int execle(const char *path, const char *arg, ...)
 	va_end(ap);
 	return execve(path, argv, envp);
 }
+
+#pragma GCC visibility pop

@@ -219,11 +219,6 @@ int linemap_nlines(void)
 	return atomic_load(&nlines);
 }
 
-int linemap_scope_objects(void)
-{
-	return objects_with_lines;
-}
-
 /* ranges collected during one scan */
 static struct range *pend;
 static size_t npend, cappend;
@@ -574,10 +569,10 @@ int linemap_init(int be_quiet)
 	bin_scope = split_scope(bs && *bs ? bs : "MAIN", &nbin);
 	src_scope = split_scope(ss, &nsrc);
 	src_default = !nsrc || (nsrc == 1 && !strcmp(src_scope[0], "%"));
-	pthread_mutex_lock(&map_lock);
+	bcoz_real_mutex_lock(&map_lock);
 	dl_iterate_phdr(scan_object, NULL);
 	publish();
-	pthread_mutex_unlock(&map_lock);
+	bcoz_real_mutex_unlock(&map_lock);
 	if (be_quiet && (!objects_in_scope || !atomic_load(&nlines)))
 		return -1;
 	if (!objects_in_scope) {
@@ -605,10 +600,10 @@ int linemap_init(int be_quiet)
 
 void linemap_rescan(void)
 {
-	pthread_mutex_lock(&map_lock);
+	bcoz_real_mutex_lock(&map_lock);
 	dl_iterate_phdr(scan_object, NULL);
 	publish();
-	pthread_mutex_unlock(&map_lock);
+	bcoz_real_mutex_unlock(&map_lock);
 }
 
 int linemap_lookup(uint64_t addr)

@@ -54,31 +54,31 @@ static struct point points[MAX_POINTS];
 static _Atomic int npoints;
 static pthread_mutex_t points_lock = PTHREAD_MUTEX_INITIALIZER;
 
-coz_counter_t *_coz_get_counter(int type, const char *name)
+BCOZ_EXPORT coz_counter_t *_coz_get_counter(int type, const char *name)
 {
 	int n;
 
 	if (!name)
 		name = "(null)";
-	pthread_mutex_lock(&points_lock);
+	bcoz_real_mutex_lock(&points_lock);
 	n = atomic_load(&npoints);
 	for (int i = 0; i < n; i++) {
 		if (points[i].type == type && !strcmp(points[i].name, name)) {
-			pthread_mutex_unlock(&points_lock);
+			bcoz_real_mutex_unlock(&points_lock);
 			return points[i].ctr;
 		}
 	}
 	if (n == MAX_POINTS) {
 		static coz_counter_t overflow;
 
-		pthread_mutex_unlock(&points_lock);
+		bcoz_real_mutex_unlock(&points_lock);
 		return &overflow;
 	}
 	points[n].name = strdup(name);
 	points[n].type = type;
 	points[n].ctr = calloc(1, sizeof(coz_counter_t));
 	atomic_store(&npoints, n + 1);
-	pthread_mutex_unlock(&points_lock);
+	bcoz_real_mutex_unlock(&points_lock);
 	return points[n].ctr;
 }
 
@@ -664,10 +664,10 @@ uint64_t bcoz_current_local(void)
 }
 
 /* COZ-compatible annotation hooks for custom synchronisation */
-void _coz_pre_block(void) { bcoz_pre_block(); }
-void _coz_post_block(int skip) { bcoz_post_block(skip); }
-void _coz_catch_up(void) { bcoz_catch_up(); }
-void _coz_add_delays(void) { bcoz_catch_up(); }
+BCOZ_EXPORT void _coz_pre_block(void) { bcoz_pre_block(); }
+BCOZ_EXPORT void _coz_post_block(int skip) { bcoz_post_block(skip); }
+BCOZ_EXPORT void _coz_catch_up(void) { bcoz_catch_up(); }
+BCOZ_EXPORT void _coz_add_delays(void) { bcoz_catch_up(); }
 
 void bcoz_thread_begin(struct bcoz_thread *t, uint64_t inherit)
 {
@@ -759,7 +759,7 @@ static int nap(uint64_t ns)
 			left = 10000000ULL;
 		ts.tv_sec = 0;
 		ts.tv_nsec = left;
-		nanosleep(&ts, NULL);
+		bcoz_real_nanosleep(&ts, NULL);
 	}
 	return 1;
 }
@@ -821,7 +821,7 @@ static void end_program(void)
 	write_stats();
 	bcoz_msg("%llu experiments done (--experiments): profile complete; ending the program "
 		 "with SIGTERM\n", (unsigned long long)nexperiments);
-	kill(getpid(), SIGTERM);
+	bcoz_real_kill(getpid(), SIGTERM);
 }
 
 static void *profiler_main(void *arg)
@@ -1030,11 +1030,6 @@ int bcoz_in_other_process(void)
 	return bcoz_pid && (pid_t)syscall(SYS_getpid) != bcoz_pid;
 }
 
-int bcoz_follow_exec(void)
-{
-	return follow_exec;
-}
-
 /*
  * Fatal signals.  A program killed by a signal runs no destructor, so the
  * final runtime and samples records (and BCOZ_STATS) would be lost.  For
@@ -1124,7 +1119,7 @@ __attribute__((constructor)) static void bcoz_init(void)
 
 		if (*end || v < 0 || v > 100) {
 			bcoz_msg("error: fixed speedup '%s' is not an integer in 0..100\n", e);
-			_exit(2);
+			bcoz_real_exit(2);
 		}
 		fixed_speedup = v;
 	}
@@ -1135,7 +1130,7 @@ __attribute__((constructor)) static void bcoz_init(void)
 
 		if (*end || v < 1 || v > 1000000) {
 			bcoz_msg("error: --experiments '%s': want a count from 1 to 1000000\n", e);
-			_exit(2);
+			bcoz_real_exit(2);
 		}
 		end_after = v;
 	}
@@ -1148,7 +1143,7 @@ __attribute__((constructor)) static void bcoz_init(void)
 
 			if (*end || v < 0 || v > 100 || nspeedups > BCOZ_SPEEDUP_STEPS) {
 				bcoz_msg("error: --speedups '%s': want up to 21 integers 0..100\n", e);
-				_exit(2);
+				bcoz_real_exit(2);
 			}
 			speedup_list[nspeedups++] = v;
 		}
@@ -1173,18 +1168,18 @@ __attribute__((constructor)) static void bcoz_init(void)
 		case 'l':
 			bcoz_msg("error: --blocked-scope l is refused: lock waiting cannot be sped up "
 				 "by itself; speed up the critical section (its lines) instead\n");
-			_exit(2);
+			bcoz_real_exit(2);
 		default:
 			bcoz_msg("error: --blocked-scope '%s': use i (I/O), s (scheduling) or b "
 				 "(other blocking)\n", e);
-			_exit(2);
+			bcoz_real_exit(2);
 		}
 	}
 	if (sampler_probe())
-		_exit(1);
+		bcoz_real_exit(1);
 	if (linemap_init(followed)) {
 		if (!followed)
-			_exit(1);
+			bcoz_real_exit(1);
 		/* a tool the program runs (sh, cp, ...): run it, unprofiled */
 		if (bcoz_verbose)
 			bcoz_msg("note: %s (exec'd, --follow-exec) has no line information in "
@@ -1214,12 +1209,12 @@ __attribute__((constructor)) static void bcoz_init(void)
 		if (scope_class) {
 			bcoz_msg("error: --fixed-line and --blocked-scope select different things; "
 				 "use one of them\n");
-			_exit(2);
+			bcoz_real_exit(2);
 		}
 		fixed_line = linemap_find(e, why, sizeof(why));
 		if (fixed_line < 0) {
 			bcoz_msg("error: --fixed-line %s: %s\n", e, why);
-			_exit(1);
+			bcoz_real_exit(1);
 		}
 	}
 	out_fd = open(outp && *outp ? outp : "profile.coz",
@@ -1227,7 +1222,7 @@ __attribute__((constructor)) static void bcoz_init(void)
 	if (out_fd < 0) {
 		bcoz_msg("error: cannot open the profile %s: %s\n", outp && *outp ? outp :
 			 "profile.coz", strerror(errno));
-		_exit(1);
+		bcoz_real_exit(1);
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigprof;
@@ -1241,7 +1236,7 @@ __attribute__((constructor)) static void bcoz_init(void)
 	bcoz_thread_begin(t, 0);
 	if (bcoz_real_create(&profiler_thr, profiler_main, NULL)) {
 		bcoz_msg("error: cannot start the profiler thread\n");
-		_exit(1);
+		bcoz_real_exit(1);
 	}
 	startup_cost_ns = bcoz_now() - start_ns;
 	if (bcoz_verbose)
@@ -1276,7 +1271,7 @@ static void write_stats(void)
 		     (unsigned long long)atomic_load(&lock_samples),
 		     atomic_load(&bcoz_unsampled_threads));
 	fd = open(stats, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, buf, n) < 0)
+	if (fd < 0 || syscall(SYS_write, fd, buf, n) < 0)
 		bcoz_msg("warning: cannot write %s\n", stats);
 	if (fd >= 0)
 		close(fd);
@@ -1334,9 +1329,4 @@ void bcoz_after_fork_child(void)
 		close(out_fd);
 	out_fd = -1;
 	bcoz_active = 0;
-}
-
-int bcoz_end_to_end(void)
-{
-	return end_to_end;
 }

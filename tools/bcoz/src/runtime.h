@@ -14,10 +14,18 @@
 #ifndef BCOZ_RUNTIME_H
 #define BCOZ_RUNTIME_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
+
+/*
+ * Built with -fvisibility=hidden: the runtime exports only the libc
+ * functions it wraps (interpose.c) and COZ's _coz_* interface.
+ */
+#define BCOZ_EXPORT		__attribute__((visibility("default")))
 
 #define BCOZ_PERIOD_NS		1000000ULL	/* task-clock sample period: 1 ms */
 #define BCOZ_TIMER_NS		10000000ULL	/* per-thread CPU-time drain timer */
@@ -50,7 +58,6 @@ int linemap_lookup(uint64_t addr);		/* line index or -1 */
 struct bcoz_line *linemap_line(int idx);
 int linemap_nlines(void);
 int linemap_find(const char *spec, char *why, size_t whylen);	/* FILE:LINE */
-int linemap_scope_objects(void);
 
 /* ---- sampler ---- */
 struct bcoz_thread {
@@ -113,7 +120,6 @@ void bcoz_catch_up(void);
 uint64_t bcoz_current_local(void);
 void bcoz_shutdown(void);
 void bcoz_after_fork_child(void);
-int bcoz_follow_exec(void);
 int bcoz_in_other_process(void);
 /* 1 while bcoz's handler stands in for the default action of a fatal signal */
 extern int bcoz_stand_in[];	/* a vfork child of the profiled process */
@@ -127,6 +133,11 @@ extern int bcoz_verbose;
 int bcoz_real_create(unsigned long *thr, void *(*fn)(void *), void *arg);
 int bcoz_real_join(unsigned long thr);
 int bcoz_real_sigaction(int sig, const void *act, void *old);
+int bcoz_real_mutex_lock(pthread_mutex_t *m);
+int bcoz_real_mutex_unlock(pthread_mutex_t *m);
+int bcoz_real_nanosleep(const struct timespec *req, struct timespec *rem);
+int bcoz_real_kill(pid_t pid, int sig);
+void bcoz_real_exit(int code) __attribute__((noreturn));
 void interpose_resolve(void);
 
 /* progress points declared by bcoz's coz.h (names stored in .bcoz_points) */

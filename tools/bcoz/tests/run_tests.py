@@ -751,6 +751,27 @@ def t_blocked_detected_positively():
     return "bit 38 accepted but no blocked sample seen: %s" % m.group(0)
 
 
+def t_runtime_symbols():
+    """libbcoz.so exports only libc wrappers and _coz_*, and its own locks,
+    sleeps, signals and exits call libc, not its wrappers."""
+    if not shutil.which("nm") or not shutil.which("objdump"):
+        raise Skip("needs nm and objdump (binutils)")
+    lib = os.path.join(BUILD, "libbcoz.so")
+    nm = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True,
+                        check=True).stdout
+    names = [ln.split()[-1] for ln in nm.splitlines() if ln.strip()]
+    internal = [n for n in names if re.match(r"(bcoz|linemap|sampler|interpose)_", n)]
+    assert not internal, "internal symbols exported: " + " ".join(internal)
+    dis = subprocess.run(["objdump", "-d", lib], capture_output=True, text=True,
+                         check=True).stdout
+    own = {"pthread_mutex_lock", "pthread_mutex_unlock", "nanosleep", "clock_nanosleep",
+           "usleep", "sleep", "kill", "_exit", "_Exit", "write", "read", "sigaction",
+           "pthread_create", "pthread_join"}
+    calls = set(re.findall(r"call.*<([\w]+)@plt>", dis)) & own
+    assert not calls, "the runtime calls its own wrappers of: " + " ".join(sorted(calls))
+    return "%d exported symbols, all libc wrappers or _coz_*" % len(names)
+
+
 CXX_POINTS = r"""#include "coz.h"
 inline int in_header(int x) { if (x > 1000) COZ_PROGRESS; return x + 1; }
 int normal(int x) { if (x > 1000) COZ_PROGRESS; return in_header(x) * 2; }
@@ -806,6 +827,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("abort, SIGSEGV, SIGTERM keep the final records", t_fatal_signals),
     ("plot: bad -o, truncated profile", t_plot_output_errors),
     ("attr.blocked detected positively", t_blocked_detected_positively),
+    ("runtime: exports and internal calls", t_runtime_symbols),
 ]
 
 
