@@ -75,7 +75,7 @@ static inline coz_counter_t *_bcoz_counter(int type, const char *name)
 #define _BCOZ_STR2(x) #x
 #define _BCOZ_STR(x) _BCOZ_STR2(x)
 #define _BCOZ_DECLARE(name) \
-	__asm__(".pushsection bcoz_points,\"a\",@progbits\n\t" \
+	__asm__(".pushsection bcoz_points,\"a\"\n\t" \
 		".asciz \"" name "\"\n\t.popsection")
 
 #define _BCOZ_VISIT(type, name) do { \
