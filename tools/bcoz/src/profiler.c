@@ -669,6 +669,56 @@ BCOZ_EXPORT void _coz_post_block(int skip) { bcoz_post_block(skip); }
 BCOZ_EXPORT void _coz_catch_up(void) { bcoz_catch_up(); }
 BCOZ_EXPORT void _coz_add_delays(void) { bcoz_catch_up(); }
 
+/*
+ * bcoz's signal handlers (SIGPROF, fatal signals) run on an alternate
+ * signal stack, so they take nothing from the thread's own stack, which
+ * can be small and nearly full (16 KiB threads with 8 KiB in use; the
+ * kernel's signal frame alone is 1-3.5 KiB with the vector state).  A
+ * thread that already has one (the program's own, e.g. Rust's) keeps it
+ * and the handlers use that.  A guard page below catches an overflow.
+ */
+static void altstack_begin(struct bcoz_thread *t)
+{
+	long page = sysconf(_SC_PAGESIZE), min = sysconf(_SC_SIGSTKSZ);
+	size_t len = 16384 + (min > 0 ? (size_t)min : 8192);
+	stack_t cur, ss;
+	char *p;
+
+	len = (len + page - 1) / page * page;
+	if (sigaltstack(NULL, &cur) || !(cur.ss_flags & SS_DISABLE))
+		return;
+	p = mmap(NULL, len + page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	mprotect(p, page, PROT_NONE);
+	ss.ss_sp = p + page;
+	ss.ss_size = len;
+	ss.ss_flags = 0;
+	if (sigaltstack(&ss, NULL)) {
+		munmap(p, len + page);
+		return;
+	}
+	t->altstack = p;
+	t->altstack_len = len + page;
+}
+
+static void altstack_end(struct bcoz_thread *t)
+{
+	stack_t cur, off = { .ss_flags = SS_DISABLE };
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!t->altstack)
+		return;
+	if (!sigaltstack(NULL, &cur) && cur.ss_sp == (char *)t->altstack + page) {
+		if (cur.ss_flags & SS_ONSTACK)
+			return;		/* running on it (a handler called exit) */
+		sigaltstack(&off, NULL);
+	}
+	munmap(t->altstack, t->altstack_len);
+	t->altstack = NULL;
+}
+
 void bcoz_thread_begin(struct bcoz_thread *t, uint64_t inherit)
 {
 	struct sigevent sev;
@@ -679,6 +729,7 @@ void bcoz_thread_begin(struct bcoz_thread *t, uint64_t inherit)
 		t->last_run_delay = read_run_delay(t);
 	t->local_delay = inherit;
 	self_thread = t;
+	altstack_begin(t);
 	sampler_start(t);
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
@@ -704,6 +755,7 @@ void bcoz_thread_end(struct bcoz_thread *t)
 	t->has_timer = 0;
 	self_thread = NULL;
 	sampler_stop(t);
+	altstack_end(t);
 	atomic_fetch_add(&total_lost, t->lost);
 }
 
@@ -1072,7 +1124,7 @@ static void stand_in_for_fatal_signals(void)
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_fatal;
-	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
 	sigaddset(&sa.sa_mask, SIGPROF);
 	for (size_t i = 0; i < sizeof(fatal_sigs) / sizeof(fatal_sigs[0]); i++) {
@@ -1226,7 +1278,7 @@ __attribute__((constructor)) static void bcoz_init(void)
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigprof;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
 	bcoz_real_sigaction(SIGPROF, &sa, NULL);
 	stand_in_for_fatal_signals();

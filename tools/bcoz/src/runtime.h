@@ -81,6 +81,8 @@ struct bcoz_thread {
 	/* run-queue compensation (kernels without blocked samples) */
 	uint64_t last_run_delay;
 	uint64_t batch_n, batch_hit;
+	void *altstack;			/* signal stack bcoz gave the thread */
+	size_t altstack_len;
 	/*
 	 * One sample record, copied out of the ring (it may wrap).  Here and
 	 * not on the stack: the SIGPROF handler runs on the application's
