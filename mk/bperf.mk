@@ -4,6 +4,9 @@
 #   make bperf-host    parsing/report/script/flame graph tests that need no
 #                      special kernel, plus the diff test against stock perf
 #   make bperf-vm      record and check a workload with known phases in the VM
+#   make bench         the overhead benchmark (the paper's Figure 16) in one VM
+#                      boot: none/sampling/bperf/tracing on four workloads,
+#                      medians of RUNS (5); see tools/perf/tests/blocked/vm/bench.sh
 #
 # Both test targets print flat TAP 13 (tools/perf/tests/blocked/tap.sh), sized
 # by time and checked against measurements of the same run; `make test` sums
@@ -16,7 +19,7 @@ DEPS_PACKAGES += libslang2-dev libunwind-dev zlib1g-dev libtraceevent-dev \
 	libbabeltrace-dev libopencsd-dev libiberty-dev python3 g++ linux-perf
 TEST_TARGETS += bperf-host bperf-vm
 
-.PHONY: bperf bperf-host bperf-vm
+.PHONY: bperf bperf-host bperf-vm bench
 
 bperf:
 	scripts/build-bperf.sh
@@ -26,3 +29,8 @@ bperf-host: bperf
 
 bperf-vm: bperf
 	scripts/run-vm.sh --timeout 900 -- tools/perf/tests/blocked/vm/run-vm-tests.sh
+
+# Not a test (it asserts nothing): not in TEST_TARGETS.  About 10 min in TCG.
+bench: bperf
+	VM_ENV="RUNS TARGET_MS MSG_GROUPS LOOPS PIPE_LOOPS DEVICE" \
+		scripts/run-vm.sh --timeout 1800 -- tools/perf/tests/blocked/vm/bench.sh

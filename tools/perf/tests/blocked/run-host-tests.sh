@@ -51,6 +51,9 @@ out=$("$BPERF" test 'Blocked samples' 2>&1)
 n_ok=$(grep -c ': Ok$' <<<"$out")
 check "bperf test: the 4 blocked sample suites pass ($n_ok/4)" [ "$n_ok" -eq 4 ] ||
 	grep -v ': Ok$' <<<"$out" | grep -i 'blocked' | diag
+out=$("$BPERF" test 'Filter samples by thread' 2>&1)
+check "bperf test: 'Filter samples by thread: rows match the per-thread sort'" grep -q ': Ok$' <<<"$out" ||
+	diag <<<"$out"
 for s in 'Sort output of hist entries' 'Cumulate child hist entries' \
 	 'Filter hist entries' 'Match and link multiple hists' 'Sample parsing'; do
 	out=$("$BPERF" test "$s" 2>&1)
@@ -191,6 +194,79 @@ else
 	bad "flame graph content"
 	tail -n 3 fg.err | diag
 fi
+
+# --- 4b. per-thread views: --comms/--tid show that thread's rows ------------------
+# Three threads run the same code (user spin, getppid() in the kernel); the
+# main thread runs alone first, so it creates every entry the workers share.
+# A filtered report must show exactly the thread's rows of the unfiltered
+# per-thread sort, whatever thread created an entry first.
+cat >mt.c <<'EOF2'
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+static volatile unsigned long sink;
+static void spin(long ms)
+{
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do {
+		for (int i = 0; i < 2000; i++)
+			sink += i;
+		sink += getppid();
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	} while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+}
+static void *worker(void *name)
+{
+	prctl(PR_SET_NAME, name);
+	spin(150);
+	return NULL;
+}
+int main(void)
+{
+	pthread_t a, b;
+	spin(150);
+	pthread_create(&a, NULL, worker, "mt-a");
+	pthread_create(&b, NULL, worker, "mt-b");
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	return 0;
+}
+EOF2
+gcc -O1 -g -fno-omit-frame-pointer -pthread -o mt mt.c || bad "compile mt.c"
+"$BPERF" record -o mt0.data ./mt >/dev/null 2>&1
+$MK mt0.data mt.data >/dev/null || bad "mkblocked.py mt0.data"
+# rows "KEY SAMPLES" of a report; with a thread column, only that thread's
+rows() { # rows FILE [FIELD VALUE]: KEY = last field, SAMPLES = field 2
+	awk -v f="${2:-0}" -v v="${3:-}" '/^ +[0-9.]+%/ && (f == 0 || $f == v) { print $NF, $2 }' "$1" | sort
+}
+for key in blocked dso; do
+	"$BPERF" report -i mt.data --stdio -n -g none --sort comm,$key 2>/dev/null >all-comm.out
+	"$BPERF" report -i mt.data --stdio -n -g none --sort pid,$key 2>/dev/null >all-tid.out
+	for c in mt-a mt-b; do
+		"$BPERF" report -i mt.data --stdio -n -g none --comms $c --sort $key 2>/dev/null >f.out
+		rows all-comm.out 3 $c >want.txt
+		rows f.out >got.txt
+		check "--comms $c --sort $key: the rows of --sort comm,$key for $c ($(tr '\n' ' ' <want.txt))" \
+			bash -c "[ -s want.txt ] && cmp -s want.txt got.txt" ||
+			diff want.txt got.txt | diag
+		if [ $have_stock -eq 1 ] && [ $key = dso ]; then
+			"$STOCK" report -i mt.data --stdio -n -g none --comms $c --sort $key 2>/dev/null >s.out
+			diag "stock perf 6.1, --comms $c --sort $key: $(rows s.out | tr '\n' ' ' | grep . || echo '(no rows)')"
+		fi
+	done
+	# a worker's tid: the "  123:mt-b" column of --sort pid (a thread's id)
+	tid=$(awk '/^ +[0-9.]+%/ && $3 ~ /:mt-b$/ { split($3, a, ":"); print a[1]; exit }' all-tid.out)
+	"$BPERF" report -i mt.data --stdio -n -g none --tid "${tid:-0}" --sort $key 2>/dev/null >f.out
+	rows all-tid.out 3 "${tid:-x}:mt-b" >want.txt
+	rows f.out >got.txt
+	check "--tid $tid (mt-b) --sort $key: the rows of --sort pid,$key for it ($(tr '\n' ' ' <want.txt))" \
+		bash -c "[ -s want.txt ] && cmp -s want.txt got.txt" ||
+		diff want.txt got.txt | diag
+done
 
 # --- 5. stock perf reads bperf's perf.data with blocked samples ------------------
 if [ $have_stock -eq 1 ]; then
