@@ -191,18 +191,21 @@ def timed_rounds(args, secs):
     return int(m.group(1)) / float(m.group(2)) * 1e3
 
 
-def actual_speedups(name, iters, levels, secs=1.0, reps=3):
+def actual_speedups(name, iters, levels, secs=1.0, reps=5):
     """{line speedup %: measured program speedup %} of runs of NAME whose
     line really is that much shorter (the program's percent argument), with
     the same calibration ITERS as the profiled run.  Runs at every level,
     the unchanged one included, alternate REPS times so that load drift
-    hits all of them; medians of the rounds per second."""
+    hits all of them.  Each level counts its best run: other load only
+    ever slows a run down, and on a busy machine (another suite's threads
+    at the same real-time priority, time-sliced in 100 ms quanta) medians
+    of three read +35 and +57 for loop A at 25 and 50 %."""
     rps = {s: [] for s in (0,) + tuple(levels)}
     for _ in range(reps):
         for s in rps:
             rps[s].append(timed_rounds([name, str(iters), str(100 - s)], secs))
-    med = {s: sorted(v)[len(v) // 2] for s, v in rps.items()}
-    return {s: (1 - med[0] / med[s]) * 100 for s in levels}
+    best = {s: max(v) for s, v in rps.items()}
+    return {s: (1 - best[0] / best[s]) * 100 for s in levels}
 
 
 def calibration(out, key):
