@@ -224,6 +224,29 @@ static unsigned int perf_blocked_trim(struct perf_callchain_entry *entry)
 	return end - i;
 }
 
+/*
+ * Append the user callchain (the user stack at the syscall) after the
+ * trimmed kernel part.  Taking it separately means the perf and scheduler
+ * frames trimmed away do not count against sysctl_perf_event_max_stack,
+ * which would cut deep user stacks short.  The entry is the per-CPU
+ * callchain buffer get_perf_callchain() just filled, still ours: IRQs are
+ * off and the caller holds rcu_read_lock().
+ */
+static void perf_blocked_user_chain(struct perf_callchain_entry *entry,
+				    unsigned int nr_kernel)
+{
+	struct perf_callchain_entry_ctx ctx = {
+		.entry		= entry,
+		.max_stack	= sysctl_perf_event_max_stack,
+		.nr		= nr_kernel,
+		.contexts	= entry->nr > nr_kernel,
+	};
+
+	if (perf_callchain_store_context(&ctx, PERF_CONTEXT_USER))
+		return;
+	perf_callchain_user(&ctx, task_pt_regs(current));
+}
+
 /* Remove the kernel part (marker and frames) of a callchain. */
 static void perf_blocked_strip_kernel(struct perf_callchain_entry *entry,
 				      unsigned int nr_kernel)
@@ -326,17 +349,26 @@ perf_blocked_context(struct perf_event *event, struct pt_regs *regs)
 	}
 
 	perf_fetch_caller_regs(regs);
-	entry = get_perf_callchain(regs, 0, true, user,
+	entry = get_perf_callchain(regs, 0, true, false,
 				   sysctl_perf_event_max_stack, false, true);
 	if (!entry)
 		return &perf_blocked_empty_callchain;
 
 	nr_kernel = perf_blocked_trim(entry);
+	if (user && current->mm)
+		perf_blocked_user_chain(entry, nr_kernel);
+
 	if (nr_kernel) {
 		regs->ip = entry->ip[1];
 	} else if (current->mm) {
 		/* No kernel context to show: report the syscall site. */
 		*regs = *task_pt_regs(current);
+	} else {
+		/*
+		 * A kernel thread whose stack showed no scheduler frame: no
+		 * IP is better than one inside perf.
+		 */
+		regs->ip = 0;
 	}
 
 	if (!want_chain)
