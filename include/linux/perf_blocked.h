@@ -30,6 +30,9 @@ enum perf_blocked_class {
 	PERF_BLOCKED_LOCK,
 };
 
+/* The task-clock hrtimer's shortest period, ns: attr.blocked needs >= it. */
+#define PERF_BLOCKED_MIN_PERIOD	10000ULL
+
 #ifdef CONFIG_PERF_BLOCKED_SAMPLES
 
 #include <linux/jump_label_ratelimit.h>
@@ -42,18 +45,25 @@ static __always_inline bool perf_blocked_enabled(void)
 	return static_branch_unlikely(&perf_blocked_key.key);
 }
 
+/* Tasks that can have a blocked event: those with a perf context. */
+static __always_inline bool perf_blocked_task_has_ctx(struct task_struct *p)
+{
+	return READ_ONCE(p->perf_event_ctxp[perf_sw_context]) ||
+	       READ_ONCE(p->perf_event_ctxp[perf_hw_context]);
+}
+
 /*
  * __schedule(), for a real switch away from @prev.  @runnable tells whether
  * @prev stays on the runqueue (preempted or yielding) or is going to sleep.
- * Only tasks that have a perf context can have a blocked event.
+ * A task-clock event lives in the software context, or in the hardware
+ * context when its group has a hardware member: look at both.
  */
 static inline void perf_blocked_switch_out(struct task_struct *prev,
 					   bool runnable)
 {
 	u8 class;
 
-	if (!perf_blocked_enabled() ||
-	    !READ_ONCE(prev->perf_event_ctxp[perf_sw_context]))
+	if (!perf_blocked_enabled() || !perf_blocked_task_has_ctx(prev))
 		return;
 
 	if (runnable)
@@ -69,20 +79,34 @@ static inline void perf_blocked_switch_out(struct task_struct *prev,
 }
 
 /*
- * __schedule(), after context_switch() returned: current runs again and
- * every event of its context has been through pmu::add().  Most switches
- * are of tasks without an interval in flight: test, do not store.
- * A wake-up time left behind without a class (perf attached while the task
- * slept) is harmless: the next sleep's wake-up overwrites it before it is
- * read, and a preemption does not read it.
+ * __perf_event_task_sched_out(), before the task's contexts are scheduled
+ * out: perf core calls this only at a real context switch.  The switch-out
+ * time is kept once per task, for every blocked event of the task, and is
+ * non-zero only from here until the task's contexts are scheduled in again
+ * (perf_blocked_sched_in()): a pmu::del() or pmu::add() that sees it zero
+ * is not part of a context switch (enable, disable, rotation, resched).
  */
-static inline void perf_blocked_switch_done(struct task_struct *curr)
+static inline void perf_blocked_sched_out(struct task_struct *task)
 {
-	if (!perf_blocked_enabled() || !curr->blocked_class)
+	if (perf_blocked_enabled() && task->blocked_class)
+		task->blocked_out_ts = ktime_get_mono_fast_ns();
+}
+
+/*
+ * __perf_event_task_sched_in(), after the task's contexts were scheduled
+ * in: every blocked event has been through pmu::add(), the interval is
+ * over.  Not behind the static key, so that state left while the key was
+ * switched off cannot survive a switch.  Most switches are of tasks
+ * without an interval in flight: test, do not store.
+ */
+static inline void perf_blocked_sched_in(struct task_struct *task)
+{
+	if (!task->blocked_class && !task->blocked_out_ts)
 		return;
 
-	curr->blocked_class = PERF_BLOCKED_NONE;
-	curr->blocked_wake_ts = 0;
+	task->blocked_class = PERF_BLOCKED_NONE;
+	task->blocked_out_ts = 0;
+	task->blocked_wake_ts = 0;
 }
 
 /*
@@ -92,8 +116,7 @@ static inline void perf_blocked_switch_done(struct task_struct *curr)
  */
 static inline void perf_blocked_wakeup(struct task_struct *p)
 {
-	if (!perf_blocked_enabled() ||
-	    !READ_ONCE(p->perf_event_ctxp[perf_sw_context]))
+	if (!perf_blocked_enabled() || !perf_blocked_task_has_ctx(p))
 		return;
 
 	p->blocked_wake_ts = ktime_get_mono_fast_ns();
@@ -103,6 +126,7 @@ static inline void perf_blocked_wakeup(struct task_struct *p)
 static inline void perf_blocked_fork(struct task_struct *p)
 {
 	p->blocked_class = PERF_BLOCKED_NONE;
+	p->blocked_out_ts = 0;
 	p->blocked_wake_ts = 0;
 	p->in_lockwait = 0;
 }
@@ -113,6 +137,41 @@ static inline void perf_blocked_ctx_account(struct perf_event_context *ctx,
 {
 	if (event->attr.blocked)
 		ctx->nr_blocked += nr;
+}
+
+/*
+ * perf_event_set_state(), under ctx->lock, before @event's state changes.
+ * Acts when it is enabled (@state >= INACTIVE) or disabled, put in error
+ * or exits (@state < 0), and for the siblings of a group leader that is.
+ * An event that was off during part of an off-CPU interval must not report
+ * it: disabling forgets the switch-out it saw, enabling stamps the time
+ * from which it may take over an interval (per-CPU events, see
+ * perf_blocked_event_add()).
+ */
+static inline void __perf_blocked_set_state(struct perf_event *event,
+					    enum perf_event_state state)
+{
+	event->hw.blocked_out = 0;
+	if (state >= PERF_EVENT_STATE_INACTIVE)
+		event->hw.blocked_on = ktime_get_mono_fast_ns();
+}
+
+static inline void perf_blocked_set_state(struct perf_event *event,
+					  enum perf_event_state state)
+{
+	bool was_on = event->state >= PERF_EVENT_STATE_INACTIVE;
+	bool on = state >= PERF_EVENT_STATE_INACTIVE;
+	struct perf_event *sibling;
+
+	if (!perf_blocked_enabled() || was_on == on)
+		return;
+	if (event->attr.blocked)
+		__perf_blocked_set_state(event, state);
+	if (event->group_leader != event)
+		return;
+	for_each_sibling_event(sibling, event)
+		if (sibling->attr.blocked)
+			__perf_blocked_set_state(sibling, state);
 }
 
 /*
@@ -168,11 +227,14 @@ bool perf_blocked_start_hrtimer(struct perf_event *event);
 
 static inline void perf_blocked_switch_out(struct task_struct *prev,
 					   bool runnable) { }
-static inline void perf_blocked_switch_done(struct task_struct *curr) { }
+static inline void perf_blocked_sched_out(struct task_struct *task) { }
+static inline void perf_blocked_sched_in(struct task_struct *task) { }
 static inline void perf_blocked_wakeup(struct task_struct *p) { }
 static inline void perf_blocked_fork(struct task_struct *p) { }
 static inline void perf_blocked_ctx_account(struct perf_event_context *ctx,
 					    struct perf_event *event, int nr) { }
+static inline void perf_blocked_set_state(struct perf_event *event,
+					  enum perf_event_state state) { }
 static inline bool perf_blocked_ctx_noswap(struct perf_event_context *ctx,
 					   struct perf_event_context *next_ctx)
 {

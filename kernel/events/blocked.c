@@ -21,18 +21,24 @@
  * off-CPU time correctly without knowing about weights.
  *
  * Where the work is done:
- *  - __schedule() tags the task with the class at a real switch and clears
- *    it once the task runs again; try_to_wake_up() stamps the wake-up.
- *    Both are behind perf_blocked_key and only touch tasks with a perf
- *    context, see <linux/perf_blocked.h>.
- *  - pmu::del() of each blocked event stamps the switch-out; pmu::add()
- *    computes the split and emits; pmu::start() restarts the hrtimer at
- *    the grid's next point, so the time spent emitting does not shift it.
- *    Keeping the switch-out time and the grid phase in the event, not the
- *    task, lets several blocked events on one task (say a recorder and a
- *    profiler) each get exact results.
- *  - del()/add() that are not part of a context switch (enable, disable,
- *    rotation) see blocked_class == NONE and measure nothing.
+ *  - __schedule() tags the task with the class at a real switch; perf
+ *    core, at the same switch (__perf_event_task_sched_out()), stamps the
+ *    switch-out time once per task, and clears both once the task's
+ *    contexts are scheduled in again; try_to_wake_up() stamps the
+ *    wake-up.  The scheduler hooks are behind perf_blocked_key and only
+ *    touch tasks with a perf context, see <linux/perf_blocked.h>.  No
+ *    list of events is walked on a switch.
+ *  - pmu::del() of each blocked event remembers which switch-out it saw
+ *    (the task's stamp); pmu::add() computes the split and emits;
+ *    pmu::start() restarts the hrtimer at the grid's next point, so the
+ *    time spent emitting does not shift it.  The grid phase stays in the
+ *    event, so several blocked events on one task (a recorder and a
+ *    profiler, two per-CPU sessions) each get exact results.
+ *  - An event reports an interval only if it saw it whole: it was active
+ *    when the task left (CPU-bound events: or enabled since before that,
+ *    on another CPU), and was not disabled since.  del()/add() outside a
+ *    context switch (enable, disable, rotation) see no stamp and measure
+ *    nothing.
  *
  * The sample is taken in the blocked task's own context: pmu::add() runs
  * in finish_task_switch() on the task's stack, so the kernel unwinder walks
@@ -99,6 +105,26 @@ int perf_blocked_event_init(struct perf_event *event)
 	if (!(event->attach_state & PERF_ATTACH_TASK))
 		return -EINVAL;
 
+	/*
+	 * The task-clock hrtimer never fires more often than every
+	 * PERF_BLOCKED_MIN_PERIOD ns (a sample_freq was turned into a
+	 * period by now): a shorter period would weigh the off-CPU grid in
+	 * periods the on-CPU samples never see.
+	 */
+	if (event->hw.sample_period < PERF_BLOCKED_MIN_PERIOD)
+		return -EINVAL;
+
+	/* Enabled from now on, if it is (see perf_blocked_set_state()). */
+	event->hw.blocked_on = ktime_get_mono_fast_ns();
+
+	/*
+	 * An inherited event relies on its parent's callchain buffers and
+	 * static key reference: the parent is freed only after all its
+	 * children, as upstream does for callchain buffers.
+	 */
+	if (event->parent)
+		return 0;
+
 	/* The sample's IP comes from the callchain, so always have buffers. */
 	err = get_callchain_buffers(sysctl_perf_event_max_stack);
 	if (err)
@@ -108,26 +134,6 @@ int perf_blocked_event_init(struct perf_event *event)
 	event->destroy = perf_blocked_event_destroy;
 
 	return 0;
-}
-
-/*
- * perf record opens one inherited event per CPU for each task, and only the
- * one for the task's current CPU is active.  The task may come back on
- * another CPU, whose event must then report the interval: hand the
- * switch-out time to the per-CPU blocked events of the context that are
- * waiting for their CPU (@out), or take it back once one of them reported
- * (0).  Called under ctx->lock.
- */
-static void perf_blocked_siblings(struct perf_event *event, u64 out)
-{
-	struct perf_event *sibling;
-
-	list_for_each_entry(sibling, &event->ctx->event_list, event_entry) {
-		if (sibling != event && sibling->attr.blocked &&
-		    sibling->cpu != -1 &&
-		    sibling->state == PERF_EVENT_STATE_INACTIVE)
-			sibling->hw.blocked_out = out;
-	}
 }
 
 /*
@@ -150,17 +156,17 @@ static s64 perf_blocked_catch_up(struct hw_perf_event *hwc, s64 left)
 
 /*
  * pmu::del(), after the hrtimer was cancelled and hw.period_left holds the
- * time to the next sampling point.  Only a context switch (the class was
- * set by __schedule()) starts an interval.
+ * time to the next sampling point.  Only a context switch (perf core
+ * stamped the task's switch-out, perf_blocked_sched_out()) starts an
+ * interval; the event remembers the stamp of the switch-out it saw.
  */
 void perf_blocked_event_del(struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
 	s64 left = local64_read(&hwc->period_left);
-	u64 out = 0;
+	u64 out = current->blocked_out_ts;
 
-	if (current->blocked_class) {
-		out = ktime_get_mono_fast_ns();
+	if (out) {
 		/*
 		 * period_left was read before hrtimer_cancel(); the timer's
 		 * expiry is the next point itself, so the off-CPU grid does
@@ -175,9 +181,6 @@ void perf_blocked_event_del(struct perf_event *event)
 
 	hwc->blocked_next = 0;
 	hwc->blocked_out = out;
-
-	if (out && event->cpu != -1)
-		perf_blocked_siblings(event, out);
 }
 
 /* Sampling points in (0, len] when the first one is at @first. */
@@ -219,6 +222,29 @@ static unsigned int perf_blocked_trim(struct perf_callchain_entry *entry)
 	memmove(&ip[1], &ip[i], (nr - i) * sizeof(u64));
 	entry->nr = nr - (i - 1);
 	return end - i;
+}
+
+/*
+ * Append the user callchain (the user stack at the syscall) after the
+ * trimmed kernel part.  Taking it separately means the perf and scheduler
+ * frames trimmed away do not count against sysctl_perf_event_max_stack,
+ * which would cut deep user stacks short.  The entry is the per-CPU
+ * callchain buffer get_perf_callchain() just filled, still ours: IRQs are
+ * off and the caller holds rcu_read_lock().
+ */
+static void perf_blocked_user_chain(struct perf_callchain_entry *entry,
+				    unsigned int nr_kernel)
+{
+	struct perf_callchain_entry_ctx ctx = {
+		.entry		= entry,
+		.max_stack	= sysctl_perf_event_max_stack,
+		.nr		= nr_kernel,
+		.contexts	= entry->nr > nr_kernel,
+	};
+
+	if (perf_callchain_store_context(&ctx, PERF_CONTEXT_USER))
+		return;
+	perf_callchain_user(&ctx, task_pt_regs(current));
 }
 
 /* Remove the kernel part (marker and frames) of a callchain. */
@@ -323,17 +349,26 @@ perf_blocked_context(struct perf_event *event, struct pt_regs *regs)
 	}
 
 	perf_fetch_caller_regs(regs);
-	entry = get_perf_callchain(regs, 0, true, user,
+	entry = get_perf_callchain(regs, 0, true, false,
 				   sysctl_perf_event_max_stack, false, true);
 	if (!entry)
 		return &perf_blocked_empty_callchain;
 
 	nr_kernel = perf_blocked_trim(entry);
+	if (user && current->mm)
+		perf_blocked_user_chain(entry, nr_kernel);
+
 	if (nr_kernel) {
 		regs->ip = entry->ip[1];
 	} else if (current->mm) {
 		/* No kernel context to show: report the syscall site. */
 		*regs = *task_pt_regs(current);
+	} else {
+		/*
+		 * A kernel thread whose stack showed no scheduler frame: no
+		 * IP is better than one inside perf.
+		 */
+		regs->ip = 0;
 	}
 
 	if (!want_chain)
@@ -354,20 +389,31 @@ void perf_blocked_event_add(struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
 	enum perf_blocked_class class = current->blocked_class;
-	u64 out = hwc->blocked_out;
+	u64 out = current->blocked_out_ts;
+	u64 seen = hwc->blocked_out;
 	u64 period = hwc->sample_period;
 	u64 now, wake, delta, first, n, n_blocked, time;
 	struct perf_callchain_entry *callchain;
-	struct pt_regs regs;
+	struct pt_regs regs = {};
 	s64 left;
 
 	hwc->blocked_out = 0;
 	if (!out || class == PERF_BLOCKED_NONE || !period)
 		return;
 
-	/* The interval is this event's now; its per-CPU siblings forget it. */
-	if (event->cpu != -1)
-		perf_blocked_siblings(event, 0);
+	/*
+	 * Report the interval only if this event saw it whole: it was
+	 * active at the switch-out, or, bound to a CPU the task was not on
+	 * then, it was enabled before the switch-out (perf record's
+	 * per-CPU events: the one of the CPU the task comes back on takes
+	 * the interval over).  Disabling clears what the event saw, so an
+	 * event that was off in between, or missed the switch-out because
+	 * it was not scheduled (multiplexing, another CPU for a CPU-less
+	 * event), reports nothing.
+	 */
+	if (seen != out &&
+	    (event->cpu == -1 || !hwc->blocked_on || hwc->blocked_on > out))
+		return;
 
 	/*
 	 * CLOCK_MONOTONIC, the clock of the hrtimer that drives the on-CPU

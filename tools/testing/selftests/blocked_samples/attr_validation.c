@@ -63,6 +63,27 @@ TEST_F(attr_validation, valid_task_clock_freq)
 	EXPECT_OPEN_ERR(0, &attr, 0, -1, "task-clock, freq=1000, pid=0");
 }
 
+/*
+ * The task-clock hrtimer fires at most every 10 us: a shorter period
+ * would weigh the off-CPU grid in periods the on-CPU samples never see
+ * (2 us: 250 ms on CPU read as 42.6 ms).  10 us itself is valid.
+ */
+TEST_F(attr_validation, period_below_10us_einval)
+{
+	struct perf_event_attr attr;
+
+	BS_REQUIRE_FEATURE();
+	bs_make_attr(&attr, 2000, true);
+	EXPECT_OPEN_ERR(EINVAL, &attr, 0, -1, "task-clock, period 2 us");
+	bs_make_attr(&attr, 9999, true);
+	EXPECT_OPEN_ERR(EINVAL, &attr, 0, -1, "task-clock, period 9.999 us");
+	bs_make_attr(&attr, 10000, true);
+	EXPECT_OPEN_ERR(0, &attr, 0, -1, "task-clock, period 10 us");
+	/* Without the bit, upstream's clamp applies as before. */
+	bs_make_attr(&attr, 2000, false);
+	EXPECT_OPEN_ERR(0, &attr, 0, -1, "task-clock, period 2 us, blocked=0");
+}
+
 TEST_F(attr_validation, valid_task_clock_other_task_on_cpu)
 {
 	struct perf_event_attr attr;
