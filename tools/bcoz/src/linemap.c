@@ -5,8 +5,14 @@
  * dl_iterate_phdr(), so libraries loaded later with dlopen() are added by
  * linemap_rescan().  Debug info is taken from the object itself, else from
  * /usr/lib/debug/.build-id/, else through .gnu_debuglink.
+ *
+ * Function granularity: an in-scope object without line tables (or every
+ * object, with BCOZ_GRANULARITY=function) is mapped by its function symbols
+ * instead, from .symtab, else .dynsym.  A function is an entry of the same
+ * table with line 0 and the (demangled) function name in place of the file.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
@@ -55,6 +61,7 @@ static int nscanned;
 static int objects_in_scope, objects_with_lines;
 static size_t rows_seen;
 static char example_src[256];
+static int by_function;			/* BCOZ_GRANULARITY=function */
 
 /* interned files and lines: simple open hashing */
 struct file_ent {
@@ -296,6 +303,100 @@ static size_t scan_dwarf(Dwarf *dw, uint64_t bias)
 	return added;
 }
 
+/*
+ * C++ names are demangled with libstdc++'s __cxa_demangle: present in every
+ * process that runs C++ code; otherwise libstdc++ is loaded for it (with the
+ * real dlopen, so no rescan starts while the map is being built).  Without
+ * libstdc++ the mangled name is kept.
+ */
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+static const char *demangle(const char *name, char **freeme)
+{
+	static demangle_fn fn;
+	static int tried;
+	int status = -1;
+	char *d;
+
+	*freeme = NULL;
+	if (strncmp(name, "_Z", 2))
+		return name;
+	if (!tried) {
+		tried = 1;
+		fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		if (!fn) {
+			void *(*real_dlopen)(const char *, int) =
+				(void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+			void *h = real_dlopen ? real_dlopen("libstdc++.so.6",
+							    RTLD_LAZY | RTLD_LOCAL) : NULL;
+
+			if (h)
+				fn = (demangle_fn)dlsym(h, "__cxa_demangle");
+		}
+	}
+	if (!fn)
+		return name;
+	d = fn(name, NULL, NULL, &status);
+	if (!d || status)
+		return name;
+	*freeme = d;
+	return d;
+}
+
+/* the function names of one object: .symtab, else .dynsym */
+static size_t scan_symbols(Elf *elf, uint64_t bias, const char **which)
+{
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t n, added = 0;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM)
+			dynsym = scn;
+	}
+	scn = symtab ? symtab : dynsym;
+	*which = symtab ? ".symtab" : ".dynsym";
+	if (!scn || !gelf_getshdr(scn, &sh) || !sh.sh_entsize)
+		return 0;
+	d = elf_getdata(scn, NULL);
+	if (!d)
+		return 0;
+	n = sh.sh_size / sh.sh_entsize;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name, *shown;
+		char *freeme, buf[1024];
+		struct file_ent *fe;
+		int type, idx;
+
+		if (!gelf_getsym(d, (int)i, &sym))
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+		    !sym.st_value || !sym.st_size)
+			continue;
+		name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		shown = demangle(name, &freeme);
+		/* a profile record holds one selection of at most ~4 KiB */
+		snprintf(buf, sizeof(buf), "%s", shown);
+		free(freeme);
+		fe = intern_file(buf);
+		idx = intern_line(fe->name, 0);
+		if (idx < 0)
+			continue;
+		add_range(sym.st_value + bias, sym.st_value + sym.st_size + bias, idx);
+		added++;
+	}
+	return added;
+}
+
 static Dwarf *open_dwarf(const char *path, int *fdp, Elf **elfp)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -490,15 +591,28 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *data)
 	dw = open_dwarf(path, &fd, &elf);
 	if (elf)
 		read_declared(elf, scanned[nscanned - 1]);
-	if (!dw && elf) {
+	if (!dw && elf && !by_function)
 		dw = open_separate(elf, path, &fd2, &elf2);
-		if (!dw) {
-			if (!quiet)
-				bcoz_msg("warning: %s has no debug information (rebuild it with "
-					 "-g); it is in scope but cannot be profiled\n", path);
-			close_dwarf(NULL, fd, elf);
-			return 0;
+	if (elf && (by_function || !dw)) {
+		const char *which;
+
+		close_dwarf(dw, fd2, elf2);
+		added = scan_symbols(elf, info->dlpi_addr, &which);
+		if (added) {
+			objects_with_lines++;
+			if (!by_function && !quiet)
+				bcoz_msg("no line tables in %s: profiling by function (%zu "
+					 "functions from %s)\n", path, added, which);
+			else if (bcoz_verbose)
+				bcoz_msg("function map: %s: %zu functions from %s\n", path,
+					 added, which);
+		} else if (!quiet) {
+			bcoz_msg("warning: %s has neither line tables nor function symbols "
+				 "(fully stripped); it is in scope but cannot be profiled. Fix: "
+				 "rebuild it with -g, or do not strip it\n", path);
 		}
+		close_dwarf(NULL, fd, elf);
+		return 0;
 	}
 	if (!dw) {
 		close_dwarf(NULL, fd, elf);
@@ -559,9 +673,16 @@ int linemap_init(int be_quiet)
 {
 	const char *bs = getenv("BCOZ_BIN_SCOPE");
 	const char *ss = getenv("BCOZ_SRC_SCOPE");
+	const char *g = getenv("BCOZ_GRANULARITY");
 	ssize_t n;
 
 	quiet = be_quiet;
+	if (g && *g && strcmp(g, "line") && strcmp(g, "function")) {
+		bcoz_msg("error: granularity '%s': use line (the default: functions only where "
+			 "an object has no line tables) or function\n", g);
+		return -1;
+	}
+	by_function = g && !strcmp(g, "function");
 	elf_version(EV_CURRENT);
 	n = readlink("/proc/self/exe", main_exe, sizeof(main_exe) - 1);
 	if (n > 0)
@@ -679,5 +800,65 @@ int linemap_find(const char *spec, char *why, size_t whylen)
 	else
 		snprintf(why, whylen, "%s:%ld has no code in scope; nearest line with code: %s:%d",
 			 file, line, linemap_line(near)->file, linemap_line(near)->line);
+	return -1;
+}
+
+/* "file:line", or the function's name at function granularity */
+void linemap_label(int idx, char *buf, size_t len)
+{
+	struct bcoz_line *l = linemap_line(idx);
+
+	if (!l)
+		snprintf(buf, len, "?");
+	else if (!l->line)
+		snprintf(buf, len, "%s", l->file);
+	else
+		snprintf(buf, len, "%s:%d", l->file, l->line);
+}
+
+/* NAME, or NAME without its parameter list (C++: "ns::f" for "ns::f(int)") */
+static int name_match(const char *full, const char *want)
+{
+	size_t lw = strlen(want);
+
+	if (!strcmp(full, want))
+		return 2;
+	return !strncmp(full, want, lw) && full[lw] == '(';
+}
+
+int linemap_find_function(const char *name, char *why, size_t whylen)
+{
+	int n = linemap_nlines(), found = -1, nfound = 0, nfunc = 0, other = -1;
+
+	for (int i = 0; i < n; i++) {
+		struct bcoz_line *l = linemap_line(i);
+		int m;
+
+		if (l->line)
+			continue;
+		nfunc++;
+		m = name_match(l->file, name);
+		if (m == 2)
+			return i;
+		if (m) {
+			if (nfound++)
+				other = i;
+			else
+				found = i;
+		}
+	}
+	if (nfound == 1)
+		return found;
+	if (nfound > 1)
+		snprintf(why, whylen, "'%s' names %d functions (e.g. '%s' and '%s'); give the "
+			 "full name with its parameter list", name, nfound,
+			 linemap_line(found)->file, linemap_line(other)->file);
+	else if (!nfunc)
+		snprintf(why, whylen, "the in-scope objects are profiled by line (they have line "
+			 "tables); add --granularity function, or use --fixed-line FILE:LINE");
+	else
+		snprintf(why, whylen, "no in-scope function is named '%s' (%d functions in "
+			 "scope; names are demangled, e.g. 'ns::f' or 'ns::f(int)'; check -b)",
+			 name, nfunc);
 	return -1;
 }

@@ -853,9 +853,12 @@ static void write_samples(void)
 		struct bcoz_line *l = linemap_line(i);
 		uint64_t c = atomic_load(&l->samples);
 
-		if (c)
-			out("samples\tlocation=%s:%d\tcount=%llu\n", l->file, l->line,
-			    (unsigned long long)c);
+		if (c) {
+			char loc[1100];
+
+			linemap_label(i, loc, sizeof(loc));
+			out("samples\tlocation=%s\tcount=%llu\n", loc, (unsigned long long)c);
+		}
 	}
 }
 
@@ -900,8 +903,7 @@ static void *profiler_main(void *arg)
 				if (line < 0)
 					break;
 			}
-			snprintf(sel, sizeof(sel), "%s:%d", linemap_line(line)->file,
-				 linemap_line(line)->line);
+			linemap_label(line, sel, sizeof(sel));
 		}
 		sp = pick_speedup();
 		n = atomic_load(&npoints);
@@ -1139,11 +1141,11 @@ static void stand_in_for_fatal_signals(void)
 
 __attribute__((constructor)) static void bcoz_init(void)
 {
-	const char *e;
+	const char *e, *e2;
 	const char *outp = getenv("BCOZ_OUTPUT");
 	struct sigaction sa;
 	struct bcoz_thread *t;
-	char why[512];
+	char why[1536];
 
 	if (getenv("BCOZ_DISABLE"))
 		return;
@@ -1257,15 +1259,25 @@ __attribute__((constructor)) static void bcoz_init(void)
 	e = getenv("BCOZ_NO_RUNQ");
 	runq_enabled = !bcoz_blocked_supported && !(e && *e == '1');
 	e = getenv("BCOZ_FIXED_LINE");
-	if (e && *e) {
+	e2 = getenv("BCOZ_FIXED_FUNCTION");
+	if (e && *e && e2 && *e2) {
+		bcoz_msg("error: --fixed-line and --fixed-function both choose what to speed up; "
+			 "use one of them\n");
+		bcoz_real_exit(2);
+	}
+	if ((e && *e) || (e2 && *e2)) {
 		if (scope_class) {
-			bcoz_msg("error: --fixed-line and --blocked-scope select different things; "
-				 "use one of them\n");
+			bcoz_msg("error: --fixed-%s and --blocked-scope select different things; "
+				 "use one of them\n", e && *e ? "line" : "function");
 			bcoz_real_exit(2);
 		}
-		fixed_line = linemap_find(e, why, sizeof(why));
+		if (e && *e)
+			fixed_line = linemap_find(e, why, sizeof(why));
+		else
+			fixed_line = linemap_find_function(e2, why, sizeof(why));
 		if (fixed_line < 0) {
-			bcoz_msg("error: --fixed-line %s: %s\n", e, why);
+			bcoz_msg("error: --fixed-%s %s: %s\n", e && *e ? "line" : "function",
+				 e && *e ? e : e2, why);
 			bcoz_real_exit(1);
 		}
 	}

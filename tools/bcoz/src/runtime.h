@@ -46,8 +46,8 @@
 
 /* ---- line map ---- */
 struct bcoz_line {
-	const char *file;
-	int line;
+	const char *file;		/* or the function name (line 0) */
+	int line;			/* 0: a whole function */
 	_Atomic uint64_t samples;	/* weighted sample count */
 	_Atomic uint64_t recent;	/* since the last line selection */
 };
@@ -58,6 +58,9 @@ int linemap_lookup(uint64_t addr);		/* line index or -1 */
 struct bcoz_line *linemap_line(int idx);
 int linemap_nlines(void);
 int linemap_find(const char *spec, char *why, size_t whylen);	/* FILE:LINE */
+/* function granularity: a function is an entry with line 0, its name as file */
+int linemap_find_function(const char *name, char *why, size_t whylen);
+void linemap_label(int idx, char *buf, size_t len);	/* FILE:LINE or NAME */
 
 /* ---- sampler ---- */
 struct bcoz_thread {
