@@ -151,7 +151,8 @@ def check_near(c, s, want, tol=TOL, info=None):
 
 
 def prog(name):
-    return os.path.join(BUILD, "tests", name)
+    """A test program of the build, or NAME itself when it is a path."""
+    return name if os.path.isabs(name) else os.path.join(BUILD, "tests", name)
 
 
 def need_two_cpus():
@@ -270,6 +271,135 @@ def t_toy_line_b():
         fmt(c), truth(0, 0.5), b / a, se, runs, dt)
     check_near(c, 50, truth(0, 0.5), info=info)
     return info
+
+
+def stripped_toy(kind):
+    """A copy of toy without line tables: "debug" strips the debug info
+    (.symtab stays), "dynsym" builds it with loop_a and loop_b made global
+    and exported (-rdynamic) and strips everything but .dynsym."""
+    path = os.path.join(TMP, "toy-" + kind)
+    if os.path.exists(path):
+        return path
+    if kind == "debug":
+        shutil.copy(prog("toy"), path)
+        subprocess.run(["strip", "--strip-debug", path], check=True)
+    else:
+        obj = path + ".o"
+        subprocess.run(["gcc", "-O1", "-fno-omit-frame-pointer", "-I",
+                        os.path.join(SRC, "include"), "-c", "-o", obj,
+                        os.path.join(HERE, "toy.c")], check=True)
+        subprocess.run(["objcopy", "--globalize-symbol=loop_a", "--globalize-symbol=loop_b",
+                        obj], check=True)
+        subprocess.run(["gcc", "-rdynamic", "-o", path, obj, "-lpthread"], check=True)
+        subprocess.run(["strip", "--strip-all", path], check=True)
+    sec = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True).stdout
+    assert ".debug_line" not in sec, sec
+    assert (".symtab" in sec) == (kind == "debug"), sec
+    return path
+
+
+def t_toy_function_a():
+    """Stripped toy (no line tables): loop_a as a whole function, against
+    runs whose loop A really is shorter."""
+    need_two_cpus()
+    exe = stripped_toy("debug")
+    p = prof("toy_fa.coz")
+    out, iters, se, runs, dt = precise_run(p, ["--fixed-function", "loop_a",
+                                               "--speedups", "0,25,50,75"],
+                                           exe, "b_iterations", 48, "loop_a", (25, 50, 75))
+    c = curve(p, "loop_a")
+    exps, _, _ = B.read_profile(p)
+    assert {e["selected"] for e in exps} == {"loop_a"}, {e["selected"] for e in exps}
+    truth = actual_speedups(exe, iters, (25, 50, 75))
+    info = "%s; actual %s; SE %.1f, %d run(s) (%.0fs)" % (
+        fmt(c), " ".join("%+.1f" % truth[s] for s in (25, 50, 75)), se, runs, dt)
+    for s in (25, 50, 75):
+        check_near(c, s, truth[s], info=info)
+    assert c[75] <= 75 - TOL, info
+    return info
+
+
+CXX_FUNCS = r"""#include <csignal>
+#include <cstdio>
+#include "coz.h"
+namespace work {
+template <typename T> struct Acc { volatile T v; };
+__attribute__((noinline)) long spin(Acc<long> &a, long n)
+{ for (long i = 0; i < n; i++) a.v = a.v + i; return a.v; }
+}
+static volatile std::sig_atomic_t stop;
+int main()
+{
+	work::Acc<long> a{0};
+	std::signal(SIGTERM, [](int) { stop = 1; });
+	while (!stop) { work::spin(a, 200000); COZ_PROGRESS; }
+	std::printf("done %ld\n", (long)a.v);
+	return 0;
+}
+"""
+
+
+def t_function_granularity():
+    """The notice (once), --granularity function, --fixed-function errors,
+    a .dynsym-only binary and a C++ program's demangled names."""
+    msgs = []
+    exe = stripped_toy("debug")
+    p = prof("fg1.coz")
+    rc, out, err, _ = run(["-o", p], [exe, "0", "0"], experiments=2)
+    assert rc == 0, err
+    assert err.count("no line tables in %s: profiling by function" % exe) == 1, err
+    assert err.count("profiling by function") == 1, err
+    _, samples, _ = B.read_profile(p)
+    assert "loop_a" in samples and "loop_b" in samples, samples
+    msgs.append("notice once")
+    # forced, with debug info: functions, no notice
+    p = prof("fg2.coz")
+    rc, out, err, _ = run(["-o", p, "--granularity", "function", "--fixed-function", "loop_b"],
+                          [prog("toy"), "0", "0"], experiments=2)
+    assert rc == 0 and "profiling by function" not in err, err
+    exps, samples, _ = B.read_profile(p)
+    assert [e["selected"] for e in exps] == ["loop_b"] * 2, exps
+    assert "loop_a" in samples and not any(":" in k for k in samples), samples
+    msgs.append("--granularity function")
+    rc, out, err, _ = run(["-o", prof("e.coz"), "--fixed-function", "loop_a"],
+                          [prog("toy"), "1"], timeout=30)
+    assert rc != 0 and "--granularity function" in err, err
+    rc, out, err, _ = run(["-o", prof("e.coz"), "--fixed-function", "nosuch"],
+                          [exe, "1"], timeout=30)
+    assert rc != 0 and "no in-scope function is named 'nosuch'" in err, err
+    rc, out, err, _ = run(["--granularity", "file"], [exe, "1"], timeout=30)
+    assert rc == 2 and "line" in err and "function" in err, err
+    msgs.append("errors")
+    dyn = stripped_toy("dynsym")
+    p = prof("fg3.coz")
+    rc, out, err, _ = run(["-o", p, "--fixed-function", "loop_a"], [dyn, "0", "0"],
+                          experiments=2)
+    assert rc == 0 and "from .dynsym" in err, err
+    exps, _, _ = B.read_profile(p)
+    assert [e["selected"] for e in exps] == ["loop_a"] * 2, exps
+    msgs.append(".dynsym only")
+    cxx = shutil.which("g++")
+    if not cxx:
+        return ", ".join(msgs) + "; C++ part skipped: g++ is not installed"
+    src = os.path.join(TMP, "funcs.cc")
+    cexe = os.path.join(TMP, "funcs")
+    with open(src, "w") as f:
+        f.write(CXX_FUNCS)
+    c = subprocess.run([cxx, "-O1", "-fno-omit-frame-pointer", "-I", os.path.join(SRC, "include"),
+                        "-o", cexe, src], capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr
+    p = prof("fg4.coz")
+    rc, out, err, _ = run(["-o", p], [cexe], experiments=2)
+    assert rc == 0 and "profiling by function" in err, err
+    rep = subprocess.run([BCOZ, "plot", "-i", p, "--text"], capture_output=True, text=True)
+    want = "work::spin(work::Acc<long>&, long)"
+    assert rep.returncode == 0 and want in rep.stdout, rep.stdout + rep.stderr
+    rc, out, err, _ = run(["-o", prof("fg5.coz"), "--fixed-function", "work::spin"], [cexe],
+                          experiments=1)
+    exps, _, _ = B.read_profile(os.path.join(TMP, "fg5.coz"))
+    assert rc == 0 and [e["selected"] for e in exps] == [want], (exps, err)
+    msgs.append("C++: %s" % want)
+    return ", ".join(msgs)
 
 
 def t_lock_line_l():
@@ -464,8 +594,10 @@ def t_errors():
     nodbg = os.path.join(TMP, "toy-nodebug")
     subprocess.run(["gcc", "-O1", "-I", os.path.join(SRC, "include"), "-o", nodbg,
                     os.path.join(HERE, "toy.c"), "-lpthread"], check=True)
+    subprocess.run(["strip", "--strip-all", nodbg], check=True)
     rc, out, err, _ = run(["-o", prof("e.coz")], [nodbg, "1", "1000"], timeout=30)
     assert rc != 0 and "no debug line information" in err and "-g" in err, err
+    assert "neither line tables nor function symbols" in err, err
     msgs.append("no debug info")
     # bad profile for plot
     bad = os.path.join(TMP, "bad.coz")
@@ -815,6 +947,8 @@ def t_coz_h_cxx_inline():
 TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("toy: speeding loop A", t_toy_line_a),
     ("toy: speeding loop B", t_toy_line_b),
+    ("stripped toy: speeding function loop_a", t_toy_function_a),
+    ("function granularity: notice, options, .dynsym, C++", t_function_granularity),
     ("lock: speeding critical loop L", t_lock_line_l),
     ("lock: speeding outside loop O", t_lock_line_o),
     ("auto line selection", t_auto_selection),
