@@ -593,7 +593,12 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *data)
 		read_declared(elf, scanned[nscanned - 1]);
 	if (!dw && elf && !by_function)
 		dw = open_separate(elf, path, &fd2, &elf2);
-	if (elf && (by_function || !dw)) {
+	/*
+	 * A program exec'd under --follow-exec (quiet) is profiled by function
+	 * only when asked for: tools without line tables (sh, cp) that a
+	 * program runs keep running unprofiled.
+	 */
+	if (elf && (by_function || (!dw && !quiet))) {
 		const char *which;
 
 		close_dwarf(dw, fd2, elf2);
@@ -710,9 +715,10 @@ int linemap_init(int be_quiet)
 		return -1;
 	}
 	if (!objects_with_lines || !atomic_load(&nlines)) {
-		bcoz_msg("error: no debug line information in scope (binary scope: %s, source "
-			 "scope: %s). Fix: compile with -g (e.g. CFLAGS='-g -O2 "
-			 "-fno-omit-frame-pointer'), or widen -s/-b\n",
+		bcoz_msg("error: no debug line information in scope, and no function symbols "
+			 "(binary scope: %s, source scope: %s). Fix: compile with -g (e.g. "
+			 "CFLAGS='-g -O2 -fno-omit-frame-pointer'), do not strip the binary, "
+			 "or widen -s/-b\n",
 			 bs && *bs ? bs : "MAIN", ss && *ss ? ss : "%");
 		return -1;
 	}
