@@ -289,7 +289,9 @@ static size_t scan_dwarf(Dwarf *dw, uint64_t bias)
 			rows_seen++;
 			if (!fe->in_scope) {
 				if (!example_src[0] && !strstr(path, "/usr/"))
-					snprintf(example_src, sizeof(example_src), "%s", path);
+					/* an example for a message: cut short if long */
+					snprintf(example_src, sizeof(example_src), "%.*s",
+						 (int)sizeof(example_src) - 1, path);
 				continue;
 			}
 			idx = intern_line(fe->name, lineno);
