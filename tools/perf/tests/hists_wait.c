@@ -447,9 +447,12 @@ static int test__wait_rules_syntax(struct test_suite *test __maybe_unused,
 		const char *text;
 		const char *err;
 	} cases[] = {
-		{ "a kernel:x\nlonely\n", "t:2: a rule needs at least one condition: REASON COND [COND...]" },
-		{ "on-cpu kernel:x\n", "t:1: bad reason name (letters, digits, - _ . : +; not on-cpu or unknown*)" },
-		{ "unknown:x kernel:x\n", "t:1: bad reason name (letters, digits, - _ . : +; not on-cpu or unknown*)" },
+		{ "a kernel:x\nlonely\n",
+		  "t:2: a rule needs at least one condition: REASON COND [COND...]" },
+		{ "on-cpu kernel:x\n",
+		  "t:1: bad reason name (letters, digits, - _ . : +; not on-cpu or unknown*)" },
+		{ "unknown:x kernel:x\n",
+		  "t:1: bad reason name (letters, digits, - _ . : +; not on-cpu or unknown*)" },
 		{ "\n\nr kernel:a||b\n", "t:3: empty pattern (write NAME or NAME|NAME...)" },
 		{ "r class:disk\n", "t:1: unknown class (use io, lock, sched or other)" },
 		{ "r nocolon\n", "t:1: a condition is kernel:GLOB, user:GLOB or class:NAME" },

@@ -25,14 +25,13 @@
  * NUL-terminated string (WAIT_RULES_FILE is its path, set in util/Build).
  */
 asm(".pushsection .rodata\n"
-    ".globl bperf_wait_rules_default\n"
-    ".type bperf_wait_rules_default, @object\n"
-    "bperf_wait_rules_default:\n"
-    ".incbin \"" WAIT_RULES_FILE "\"\n"
-    ".byte 0\n"
-    ".size bperf_wait_rules_default, . - bperf_wait_rules_default\n"
-    ".popsection\n");
-extern const char bperf_wait_rules_default[];
+	".globl bperf_wait_rules_default\n"
+	".type bperf_wait_rules_default, @object\n"
+	"bperf_wait_rules_default:\n"
+	".incbin \"" WAIT_RULES_FILE "\"\n"
+	".byte 0\n"
+	".size bperf_wait_rules_default, . - bperf_wait_rules_default\n"
+	".popsection\n");
 
 #define WAIT_RULES_DEFAULT_NAME	"<built-in wait-reasons.rules>"
 
@@ -122,7 +121,8 @@ void wait_rules__reset(void)
 	free_globs(wr.skip, wr.nr_skip);
 	wr.rules = NULL;
 	wr.skip = NULL;
-	wr.nr_rules = wr.nr_skip = 0;
+	wr.nr_rules = 0;
+	wr.nr_skip = 0;
 	wr.defaults = false;
 	last_error[0] = '\0';
 	/* interned strings stay: hist entries may point to them */
@@ -191,13 +191,13 @@ static int parse_cond(char *tok, struct wait_cond *cond, const char **why)
 	}
 	*colon = '\0';
 	arg = colon + 1;
-	if (!strcmp(tok, "kernel"))
+	if (!strcmp(tok, "kernel")) {
 		cond->kind = WAIT_COND_KERNEL;
-	else if (!strcmp(tok, "user"))
+	} else if (!strcmp(tok, "user")) {
 		cond->kind = WAIT_COND_USER;
-	else if (!strcmp(tok, "class"))
+	} else if (!strcmp(tok, "class")) {
 		cond->kind = WAIT_COND_CLASS;
-	else {
+	} else {
 		*why = "unknown condition (use kernel:, user: or class:)";
 		return -1;
 	}

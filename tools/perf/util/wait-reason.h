@@ -18,6 +18,9 @@ struct evsel;
 struct option;
 struct perf_sample;
 
+/* The built-in table (util/wait-reasons.rules), NUL-terminated. */
+extern const char bperf_wait_rules_default[];
+
 /* The reason of every on-CPU sample. */
 #define WAIT_REASON_ONCPU	"on-cpu"
 
