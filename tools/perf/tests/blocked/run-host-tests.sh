@@ -183,6 +183,13 @@ rc=$?
 check "report --wait-rules with a bad line: non-zero exit naming bad.rules:2 (rc=$rc)" \
 	bash -c "[ $rc -ne 0 ] && grep -q '^bad.rules:2: empty pattern' bad.out" ||
 	diag <bad.out
+"$BPERF" script -i blk.data -F comm,blocked,wait 2>/dev/null >sw.out
+nsw=$(awk '{ split($(NF-1), a, ":"); if (a[1] == "sched") n++ } END { print n + 0 }' sw.out)
+nbadsw=$(awk '{ split($(NF-1), a, ":");
+	if ((a[1] == "sched") != ($NF == "cpu") || (a[1] == "on-cpu") != ($NF == "on-cpu")) n++ }
+	END { print n + 0 }' sw.out)
+check "script -F wait: the $nsw sched samples are cpu, on-CPU ones on-cpu, no other ($nbadsw wrong)" \
+	bash -c "[ $nsw -gt 0 ] && [ $nbadsw -eq 0 ]"
 
 # children: every blocked sample's stack reaches main, so main's [I] row has
 # Children = io share
