@@ -49,7 +49,7 @@ notip() { grep -v '^# (Tip:'; }
 # --- 1. bperf test suites -----------------------------------------------------
 out=$("$BPERF" test 'Blocked samples' 2>&1)
 n_ok=$(grep -c ': Ok$' <<<"$out")
-check "bperf test: the 4 blocked sample suites pass ($n_ok/4)" [ "$n_ok" -eq 4 ] ||
+check "bperf test: the 7 blocked sample and wait reason suites pass ($n_ok/7)" [ "$n_ok" -eq 7 ] ||
 	grep -v ': Ok$' <<<"$out" | grep -i 'blocked' | diag
 out=$("$BPERF" test 'Filter samples by thread' 2>&1)
 check "bperf test: 'Filter samples by thread: rows match the per-thread sort'" grep -q ': Ok$' <<<"$out" ||
@@ -156,6 +156,40 @@ nsum=$(awk '/^ +[0-9.]+%/ { s += $2 } END { print s }' r.out)
 check "report -n: Samples column sums to the sampling points ($nsum = $total)" [ "$nsum" = "$total" ]
 "$BPERF" report -i blk.data --stdio --sort comm,blocked -g none >cb.out 2>&1
 check "report --sort comm,blocked works" grep -q 'work *io' cb.out
+
+# wait reasons: the built-in table names on-CPU samples on-cpu, runnable ones
+# cpu and the remaining io ones io; a user's rule file goes first; a bad
+# rule file stops report with its name and line
+"$BPERF" report -i blk.data --stdio --sort wait -n -g none 2>&1 |
+	awk '/^ +[0-9.]+%/ { print $NF, $(NF-1) }' >wait.txt
+for pair in on-cpu:on-cpu cpu:sched io:io; do
+	reason=${pair%%:*} cls=${pair#*:}
+	want=$(awk -v c=$cls '$1 == c { print $2 }' expect.txt)
+	got=$(awk -v r=$reason '$1 == r { print $2 }' wait.txt)
+	check "report --sort wait: $reason has the $want $cls points (got ${got:-none})" \
+		[ "${got:-x}" = "$want" ]
+done
+wsum=$(awk '{ s += $2 } END { print s }' wait.txt)
+check "report --sort wait: every sampling point has a reason ($wsum = $total)" [ "$wsum" = "$total" ]
+printf '# a user rule\nspin-lock  user:spin  class:lock\n' >user.rules
+want=$(awk '$1 == "lock" { print $2 }' expect.txt)
+got=$("$BPERF" report -i blk.data --stdio --sort comm,wait -n -g none --wait-rules user.rules 2>&1 |
+	awk '/^ +[0-9.]+%/ && $NF == "spin-lock" { print $(NF-2) }')
+check "report --wait-rules: a user rule names the lock points in spin ($want, got ${got:-none})" \
+	awk -v g="${got:-0}" -v w="$want" 'BEGIN { exit !(g > 0 && g <= w) }'
+printf 'ok kernel:x\nbroken user:\n' >bad.rules
+"$BPERF" report -i blk.data --stdio --sort wait --wait-rules bad.rules >bad.out 2>&1
+rc=$?
+check "report --wait-rules with a bad line: non-zero exit naming bad.rules:2 (rc=$rc)" \
+	bash -c "[ $rc -ne 0 ] && grep -q '^bad.rules:2: empty pattern' bad.out" ||
+	diag <bad.out
+"$BPERF" script -i blk.data -F comm,blocked,wait 2>/dev/null >sw.out
+nsw=$(awk '{ split($(NF-1), a, ":"); if (a[1] == "sched") n++ } END { print n + 0 }' sw.out)
+nbadsw=$(awk '{ split($(NF-1), a, ":");
+	if ((a[1] == "sched") != ($NF == "cpu") || (a[1] == "on-cpu") != ($NF == "on-cpu")) n++ }
+	END { print n + 0 }' sw.out)
+check "script -F wait: the $nsw sched samples are cpu, on-CPU ones on-cpu, no other ($nbadsw wrong)" \
+	bash -c "[ $nsw -gt 0 ] && [ $nbadsw -eq 0 ]"
 
 # children: every blocked sample's stack reaches main, so main's [I] row has
 # Children = io share
