@@ -166,7 +166,7 @@ def need_two_cpus():
 def toy_truth(out):
     """Expected program speedups from the loops' measured CPU times.
 
-    By construction loop A does 2x loop B's work.  On a shared or virtual
+    By construction loop A does 3x loop B's work.  On a shared or virtual
     machine the two threads can run at different speeds, so the truth is
     computed from what the loops really cost in this run:
     round(sA, sB) = max(A (1 - sA), B (1 - sB)), speedup = 1 - round/round(0, 0).
@@ -254,14 +254,14 @@ def check_toy_a(c, out, exe, iters, se, runs, dt):
     The CPU-time model, from what each loop cost in the profiled run:
     round(sA) = max(A (1 - sA), B), which is what virtual speedup can
     promise (A is delayed nowhere, B pays for A's speedup while it runs
-    beside A), checked at 25, 50 and 75 %.  And runs whose loop A really is
+    beside A), checked at 25, 50 and 75 %: the knee, 1 - B/A, is at 58-63 %
+    on the development guest, so 50 and 75 % sit on either side of it and
+    the curve's shape is checked too.  And runs whose loop A really is
     shorter, checked at 25 %, where A stays critical either way.  Above,
-    the two part on machines whose CPUs slow each other down (hyperthreads,
-    a shared host): on the 2-vCPU development guest B/A is 0.6 while both
-    run, so the model (and bcoz, 42-44) says 40 at 50 and 75 % while a
-    really shorter A gives 50, because B then runs beside A for less of
-    the round.  Virtual speedup does not see that contention shrink; COZ's
-    method shares the limit.  Both truths are printed.
+    the two truths part on machines whose CPUs slow each other down
+    (hyperthreads, a shared host): a really shorter A leaves B running
+    beside it for more of the round, which virtual speedup does not see;
+    COZ's method shares the limit.  Both truths are printed.
     """
     a, b, model = toy_truth(out)
     truth = actual_speedups(exe, iters, (25, 50, 75))
@@ -271,8 +271,6 @@ def check_toy_a(c, out, exe, iters, se, runs, dt):
     for s in (25, 50, 75):
         check_near(c, s, model(s / 100, 0), info=info)
     check_near(c, 25, truth[25], info=info)
-    # the shape: gains stop once B is critical (from 1 - B/A on)
-    assert c[75] <= 75 - TOL, info
     return info
 
 

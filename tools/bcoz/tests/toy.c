@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Ground-truth test for bcoz: per progress visit two threads run loop A and
- * loop B in parallel and meet at a barrier.  A does twice B's work, so
- * speeding A by s speeds the program by s up to 50 % and not at all beyond;
- * speeding B changes nothing.
+ * loop B in parallel and meet at a barrier.  A does three times B's work, so
+ * speeding A by s speeds the program by s up to 67 % and not at all beyond;
+ * speeding B changes nothing.  The knee sits away from the levels the tests
+ * check (25, 50, 75 %): near it either thread may be the critical one in a
+ * round, and the program's speedup then falls below both lines.
  *
  * On a shared or virtual machine the two threads may not run at the same
  * speed, so the program also reports the CPU time each loop really took
  * (cpu_a_ms, cpu_b_ms); the tests derive the expected curve from these.
  *
  *   toy [rounds] [b_iterations] [a_percent]
- * b_iterations 0: as many as take 5 ms here (A then takes 10 ms).
+ * b_iterations 0: as many as take 5 ms here (A then takes 15 ms).
  * a_percent (default 100) really shortens loop A, for actual-speedup runs.
  * It prints the rounds done, each loop's CPU time, the threads' wall time
  * and b_iterations (so actual-speedup runs can repeat the calibration).
@@ -66,7 +68,7 @@ static void *thread_a(void *arg)
 	for (long r = 0;; r++) {
 		double t0 = cpu_now();
 
-		loop_a(2 * b_iters * a_pct / 100);
+		loop_a(3 * b_iters * a_pct / 100);
 		cpu_a += cpu_now() - t0;
 		last_round = rounds ? r + 1 >= rounds : stop_requested;
 		pthread_barrier_wait(&bar);
