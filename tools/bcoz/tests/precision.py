@@ -55,3 +55,15 @@ def worst_error(B, profile, sel, levels):
         se = standard_error(B, exps, sel, lv)
         worst = max(worst, float("inf") if se is None else se)
     return worst, len(exps)
+
+
+def until_precise(B, profile, sel, levels, run_once, target, max_runs):
+    """Call RUN_ONCE(n) (n = 1, 2, ...: it appends one run to PROFILE)
+    until the largest standard error over LEVELS for SEL is at most TARGET
+    points or MAX_RUNS runs were made.  Returns (standard error, runs)."""
+    se, runs = float("inf"), 0
+    while runs < max_runs and se > target:
+        runs += 1
+        run_once(runs)
+        se, _ = worst_error(B, profile, sel, levels)
+    return se, runs

@@ -224,19 +224,18 @@ def precise_run(path, args, name, calib_key, experiments, sel, levels):
     points or MAX_RUNS runs were made (precision.py: the rule looks at the
     spread only, never at the value).  Returns the first run's output, the
     calibration, the standard error, the number of runs and the time."""
-    progargs = [prog(name), "0", "0"]
-    out0, t = None, 0.0
-    for runs in range(1, MAX_RUNS + 1):
-        rc, out, err, dt = run(["-o", path] + args, progargs, experiments=experiments, rt=True)
+    first = {}
+
+    def run_once(n):
+        iters = calibration(first["out"], calib_key) if n > 1 else 0
+        rc, out, err, dt = run(["-o", path] + args, [prog(name), "0", str(iters)],
+                               experiments=experiments, rt=True)
         assert rc == 0, err
-        t += dt
-        if out0 is None:
-            out0 = out
-            progargs = [prog(name), "0", str(calibration(out, calib_key))]
-        se, _ = precision.worst_error(B, path, sel, levels)
-        if se <= SE_TARGET:
-            break
-    return out0, calibration(out0, calib_key), se, runs, t
+        first.setdefault("out", out)
+        first["t"] = first.get("t", 0.0) + dt
+
+    se, runs = precision.until_precise(B, path, sel, levels, run_once, SE_TARGET, MAX_RUNS)
+    return first["out"], calibration(first["out"], calib_key), se, runs, first["t"]
 
 
 def t_toy_line_a():

@@ -151,20 +151,24 @@ def main(argv):
                    ("pread", ["--fixed-line", pread], pread, 50),
                    ("io", ["--blocked-scope", "i"], "IO", 100)]
         for tag, args, sel, level in configs:
-            v, so, st, dt, se, runs = None, "", {}, 0, float("inf"), 0
+            st = {}   # what the runs printed: last output, time, blocked samples
+            se, runs = float("inf"), 0
             critical = (case == 1 and tag == "heavy") or (case == 2 and tag != "heavy")
             lv = levels if level == 50 or demo else "0,%d" % level
+
+            def run_once(n, tag=tag, args=args, lv=lv, st=st):
+                so, st1, dt1 = run("case%d-%s" % (case, tag), prof,
+                                   args + ["--speedups", lv], [motiv, dev, str(case), "0"])
+                st["so"], st["dt"] = so, st.get("dt", 0) + dt1
+                st["blocked"] = st.get("blocked", 0) + st1.get("blocked", 0)
             try:
                 # runs append to the case's profile until this selection's
                 # prediction is precise enough (tests/precision.py)
-                while runs < MAX_RUNS and se > SE_TARGET:
-                    so, st1, dt1 = run("case%d-%s" % (case, tag), prof,
-                                       args + ["--speedups", lv], [motiv, dev, str(case), "0"])
-                    runs, dt = runs + 1, dt + dt1
-                    st["blocked"] = st.get("blocked", 0) + st1.get("blocked", 0)
-                    se, _ = precision.worst_error(B, prof, sel, (level,))
+                se, runs = precision.until_precise(B, prof, sel, (level,), run_once,
+                                                   SE_TARGET, MAX_RUNS)
             except RuntimeError as e:
                 tap.diag(str(e))
+            so, dt = st.get("so", ""), st.get("dt", 0)
             v, r = pred(prof, sel, level)
             got[tag] = v
             info = "%d%%: %s  SE %.1f, %d run(s)  blocked samples %d (%.0fs) %s" % (
@@ -197,19 +201,20 @@ def main(argv):
     def subclass_case(tag, scope, sel, cmd, share_of, accept, what, want, more=1):
         """--blocked-scope SCOPE at 100 % against a share the program measured."""
         prof = os.path.join(out, tag + ".coz")
-        v, shares, se, runs = None, [], float("inf"), 0
+        v, shares = None, []
         if os.path.exists(prof):
             os.unlink(prof)
+
+        def run_once(n):
+            so, st, dt = run(tag, prof, ["--blocked-scope", scope, "--speedups",
+                                         "0,50,100" if demo else "0,100"], cmd, more)
+            if share_of(so) is not None:
+                shares.append(share_of(so))
         try:
             # runs append to one profile until the prediction is precise
             # enough (tests/precision.py); the truth is their mean share
-            while runs < MAX_RUNS and se > SE_TARGET:
-                so, st, dt = run(tag, prof, ["--blocked-scope", scope, "--speedups",
-                                             "0,50,100" if demo else "0,100"], cmd, more)
-                runs += 1
-                if share_of(so) is not None:
-                    shares.append(share_of(so))
-                se, _ = precision.worst_error(B, prof, sel, (100,))
+            se, runs = precision.until_precise(B, prof, sel, (100,), run_once,
+                                               SE_TARGET, MAX_RUNS)
             v, r = pred(prof, sel, 100)
             share = sum(shares) / len(shares) if shares else None
             ok = v is not None and share is not None and accept(v, share)
