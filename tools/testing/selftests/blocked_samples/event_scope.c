@@ -207,6 +207,48 @@ static uint64_t longest_offcpu(const struct bs_samples *smp, uint64_t from,
 	return m;
 }
 
+/* Open a blocked task-clock event on a thread running @fn, and let it go. */
+static pthread_t open_and_go(struct __test_metadata *_metadata,
+			     struct bs_event *ev, void *(*fn)(void *))
+{
+	struct perf_event_attr attr;
+	pthread_t th;
+
+	th = start(fn);
+	ASSERT_NE(0, th);
+	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, true);
+	bs_attr_monotonic(&attr);
+	BS_OPEN(ev, &attr, ctx.tid, -1);
+	__atomic_store_n(&ctx.go, 1, __ATOMIC_RELEASE);
+	return th;
+}
+
+/*
+ * After @th ended: the naps before and after the change of the event's
+ * state are reported, one sample each, and no sample stands for a sleep
+ * during part of which the event was off.
+ */
+static void expect_only_naps(struct __test_metadata *_metadata,
+			     struct bs_event *ev, pthread_t th)
+{
+	pthread_join(th, NULL);
+	BS_DRAIN(ev);
+	BS_LOG_SUMMARY("sleeper", &ev->smp, ctx.tid);
+	TH_LOG("heaviest blocked sample %llu points; blocked samples >= %d: %d",
+	       (unsigned long long)max_blocked(&ev->smp), NAP_MS / 2,
+	       count_heavier(&ev->smp, NAP_MS / 2));
+	EXPECT_GT(SLEEP_MS - CHANGE_MS, max_blocked(&ev->smp)) {
+		TH_LOG("a blocked sample of %llu points: the event was off for part "
+		       "of every sleep that long (stale switch-out)",
+		       (unsigned long long)max_blocked(&ev->smp));
+	}
+	EXPECT_EQ(2, count_heavier(&ev->smp, NAP_MS / 2)) {
+		TH_LOG("want one sample each for the %d ms naps before the disable "
+		       "and after the enable, nothing for the sleeps", NAP_MS);
+	}
+	bs_event_close(ev);
+}
+
 BS_FIXTURE(event_scope);
 
 /*
@@ -216,75 +258,33 @@ BS_FIXTURE(event_scope);
  */
 TEST_F_TIMEOUT(event_scope, disable_enable_across_sleeps, 120)
 {
-	struct perf_event_attr attr;
 	struct bs_event ev;
 	pthread_t th;
 
 	BS_REQUIRE_FEATURE();
-	th = start(two_sleeps);
-	ASSERT_NE(0, th);
-	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, true);
-	bs_attr_monotonic(&attr);
-	BS_OPEN(&ev, &attr, ctx.tid, -1);
-
-	__atomic_store_n(&ctx.go, 1, __ATOMIC_RELEASE);
+	th = open_and_go(_metadata, &ev, two_sleeps);
 	ASSERT_EQ(0, wait_asleep(2, CHANGE_MS));
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0));
 	ASSERT_EQ(0, wait_asleep(3, CHANGE_MS));
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_ENABLE, 0));
-	pthread_join(th, NULL);
-
-	BS_DRAIN(&ev);
-	BS_LOG_SUMMARY("sleeper", &ev.smp, ctx.tid);
-	TH_LOG("heaviest blocked sample %llu points; blocked samples >= %d: %d",
-	       (unsigned long long)max_blocked(&ev.smp), NAP_MS / 2,
-	       count_heavier(&ev.smp, NAP_MS / 2));
-	EXPECT_GT(SLEEP_MS - CHANGE_MS, max_blocked(&ev.smp)) {
-		TH_LOG("a blocked sample of %llu points: the event was off for part "
-		       "of every sleep that long (stale switch-out)",
-		       (unsigned long long)max_blocked(&ev.smp));
-	}
-	EXPECT_EQ(2, count_heavier(&ev.smp, NAP_MS / 2)) {
-		TH_LOG("want one sample each for the %d ms naps before the disable "
-		       "and after the enable, nothing for the sleeps", NAP_MS);
-	}
-	bs_event_close(&ev);
+	expect_only_naps(_metadata, &ev, th);
 }
 
 /* Disabled and enabled again within one 500 ms sleep: not reported. */
 TEST_F_TIMEOUT(event_scope, disable_enable_same_sleep, 120)
 {
-	struct perf_event_attr attr;
 	struct bs_event ev;
 	pthread_t th;
 
 	BS_REQUIRE_FEATURE();
-	th = start(one_sleep);
-	ASSERT_NE(0, th);
-	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, true);
-	bs_attr_monotonic(&attr);
-	BS_OPEN(&ev, &attr, ctx.tid, -1);
-
-	__atomic_store_n(&ctx.go, 1, __ATOMIC_RELEASE);
+	th = open_and_go(_metadata, &ev, one_sleep);
 	ASSERT_EQ(0, wait_asleep(2, CHANGE_MS));
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0));
 	bs_sleep_ns(CHANGE_MS * BS_NSEC_PER_MSEC);
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_ENABLE, 0));
 	TH_LOG("disabled and enabled while the thread slept (state %c)",
 	       bs_task_state(ctx.tid));
-	pthread_join(th, NULL);
-
-	BS_DRAIN(&ev);
-	BS_LOG_SUMMARY("sleeper", &ev.smp, ctx.tid);
-	TH_LOG("heaviest blocked sample %llu points; blocked samples >= %d: %d",
-	       (unsigned long long)max_blocked(&ev.smp), NAP_MS / 2,
-	       count_heavier(&ev.smp, NAP_MS / 2));
-	EXPECT_GT(SLEEP_MS - CHANGE_MS, max_blocked(&ev.smp)) {
-		TH_LOG("the %d ms sleep was reported although the event was off "
-		       "during part of it", SLEEP_MS + RUN_MS);
-	}
-	EXPECT_EQ(2, count_heavier(&ev.smp, NAP_MS / 2));
-	bs_event_close(&ev);
+	expect_only_naps(_metadata, &ev, th);
 }
 
 /*
