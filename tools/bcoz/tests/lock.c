@@ -6,13 +6,14 @@
  * the program by s (until L shrinks to O at s = 75 %); speeding O changes
  * nothing.
  *
- *   lock [rounds] [o_iterations] [l_percent] [timer_slack_us]
+ *   lock [rounds] [o_iterations] [l_percent] [timer_slack_us] [o_percent]
  * o_iterations 0: as many as take 1.25 ms here (L then takes 5 ms).
  * rounds 0: run until SIGTERM/SIGINT (bcoz run --experiments N sends it).
- * l_percent (default 100) really shortens loop L, for actual-speedup runs.
+ * l_percent and o_percent (default 100) really shorten loop L or O, for
+ * actual-speedup runs.
  * timer_slack_us: every sleep (and so every bcoz pause) of the program's
  * threads may end that much late (PR_SET_TIMERSLACK; real-time threads have none),
- * as on a busy or virtual machine.
+ * as on a busy or virtual machine; 0 keeps the default.
  * It prints the rounds done, the threads' wall time and o_iterations.
  */
 #include <pthread.h>
@@ -30,7 +31,7 @@
  * ground truth below would not hold on an idle multi-core machine.
  */
 static volatile unsigned long sink_l, sink_o;
-static long o_iters = 2500000, rounds = 200, l_pct = 100;
+static long o_iters = 2500000, rounds = 200, l_pct = 100, o_pct = 100;
 static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
 static long rounds_done;
 
@@ -56,7 +57,7 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&mtx);
 		loop_l(4 * o_iters * l_pct / 100);
 		pthread_mutex_unlock(&mtx);
-		loop_o(o_iters);
+		loop_o(o_iters * o_pct / 100);
 		COZ_PROGRESS; /* PROGRESS */
 		__atomic_add_fetch(&rounds_done, 1, __ATOMIC_RELAXED);
 	}
@@ -74,7 +75,9 @@ int main(int argc, char **argv)
 		o_iters = atol(argv[2]);
 	if (argc > 3)
 		l_pct = atol(argv[3]);
-	if (argc > 4 && prctl(PR_SET_TIMERSLACK, atol(argv[4]) * 1000UL, 0, 0, 0))
+	if (argc > 5)
+		o_pct = atol(argv[5]);
+	if (argc > 4 && atol(argv[4]) && prctl(PR_SET_TIMERSLACK, atol(argv[4]) * 1000UL, 0, 0, 0))
 		perror("lock: PR_SET_TIMERSLACK");
 	if (o_iters <= 0)
 		o_iters = iters_for_ms(loop_o, 1.25);

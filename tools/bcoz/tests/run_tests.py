@@ -192,7 +192,7 @@ def timed_rounds(args, secs):
     return int(m.group(1)) / float(m.group(2)) * 1e3
 
 
-def actual_speedups(name, iters, levels, secs=1.0, reps=5):
+def actual_speedups(name, iters, levels, secs=1.0, reps=5, args=None):
     """{line speedup %: measured program speedup %} of runs of NAME whose
     line really is that much shorter (the program's percent argument), with
     the same calibration ITERS as the profiled run.  Runs at every level,
@@ -200,11 +200,13 @@ def actual_speedups(name, iters, levels, secs=1.0, reps=5):
     hits all of them.  Each level counts its best run: other load only
     ever slows a run down, and on a busy machine (another suite's threads
     at the same real-time priority, time-sliced in 100 ms quanta) medians
-    of three read +35 and +57 for loop A at 25 and 50 %."""
+    of three read +35 and +57 for loop A at 25 and 50 %.  ARGS(percent)
+    gives the arguments after the calibration (default: the percent)."""
+    args = args or (lambda pct: [str(pct)])
     rps = {s: [] for s in (0,) + tuple(levels)}
     for _ in range(reps):
         for s in rps:
-            rps[s].append(timed_rounds([name, str(iters), str(100 - s)], secs))
+            rps[s].append(timed_rounds([name, str(iters)] + args(100 - s), secs))
     best = {s: max(v) for s, v in rps.items()}
     return {s: (1 - best[0] / best[s]) * 100 for s in levels}
 
@@ -215,20 +217,22 @@ def calibration(out, key):
     return int(m.group(1))
 
 
-def precise_run(path, args, name, calib_key, experiments, sel, levels):
+def precise_run(path, args, name, calib_key, experiments, sel, levels, extra=()):
     """bcoz run ARGS --- NAME until the predictions at LEVELS are precise.
 
     The first run calibrates the program's rounds (it prints CALIB_KEY);
     later runs reuse that calibration and append to the same profile, until
     the largest bootstrap standard error over LEVELS is at most SE_TARGET
     points or MAX_RUNS runs were made (precision.py: the rule looks at the
-    spread only, never at the value).  Returns the first run's output, the
-    calibration, the standard error, the number of runs and the time."""
+    spread only, never at the value).  EXTRA: the program's arguments after
+    the calibration.  Returns the first run's output, the calibration, the
+    standard error, the number of runs and the time."""
     first = {}
 
     def run_once(n):
         iters = calibration(first["out"], calib_key) if n > 1 else 0
-        rc, out, err, dt = run(["-o", path] + args, [prog(name), "0", str(iters)],
+        rc, out, err, dt = run(["-o", path] + args,
+                               [prog(name), "0", str(iters)] + list(extra),
                                experiments=experiments, rt=True)
         assert rc == 0, err
         first.setdefault("out", out)

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""bcoz's predictions against actual speedups, on programs with known answers.
+
+Each case is one line of a ground-truth program at one line-speedup level:
+
+  pipeline (tests/pipeline.c) - reader and worker threads with a bounded
+      queue; the reader the bottleneck (3:1), the worker (1:3), balanced (2:2);
+  forkjoin (tests/forkjoin.c) - per round, workers created and joined (one
+      does 3 units, the others 1), then a serial merge (1 unit);
+  lock     (tests/lock.c)     - two threads serialised on a mutex (L inside,
+      O outside).
+
+The prediction is bcoz's program speedup with `--fixed-line LINE --speedups
+0,LEVEL`, from runs of N experiments each (the program loops until bcoz
+stops it) appended to one profile until the bootstrap standard error is at
+most BCOZ_TEST_SE points (tests/precision.py; up to 4 runs).  The actual
+speedup comes from unprofiled runs, made right after, in which the line's
+loop really is LEVEL % shorter (the program's percent argument, the
+profiled run's calibration): runs with and without the change alternate,
+1 s each, five times, and each counts its best rounds per second
+(run_tests.actual_speedups).  Everything is sized by time or outcome.
+
+usage: truth.py [--level N] [--experiments N] [CASE-SUBSTRING...]
+Prints one row per case: program, line, level, predicted, actual, the
+difference and the prediction's standard error.  Exit status 0.
+"""
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import run_tests as R  # noqa: E402
+
+
+def pipeline(mode, line):
+    def args(pct):
+        return [mode, str(pct) if line == "R" else "100", str(pct) if line == "W" else "100"]
+    return args
+
+
+def forkjoin(line):
+    def args(pct):
+        return [str(pct) if line == w else "100" for w in ("BIG", "SMALL", "MERGE")]
+    return args
+
+
+# name, program, calibration key, source, marker, args(percent of the line)
+CASES = [
+    ("pipeline-reader", "pipeline", "unit_iterations", "pipeline.c", "LOOP_R",
+     pipeline("reader", "R")),
+    ("pipeline-reader", "pipeline", "unit_iterations", "pipeline.c", "LOOP_W",
+     pipeline("reader", "W")),
+    ("pipeline-worker", "pipeline", "unit_iterations", "pipeline.c", "LOOP_R",
+     pipeline("worker", "R")),
+    ("pipeline-worker", "pipeline", "unit_iterations", "pipeline.c", "LOOP_W",
+     pipeline("worker", "W")),
+    ("pipeline-balanced", "pipeline", "unit_iterations", "pipeline.c", "LOOP_R",
+     pipeline("balanced", "R")),
+    ("pipeline-balanced", "pipeline", "unit_iterations", "pipeline.c", "LOOP_W",
+     pipeline("balanced", "W")),
+    ("forkjoin", "forkjoin", "unit_iterations", "forkjoin.c", "LOOP_BIG", forkjoin("BIG")),
+    ("forkjoin", "forkjoin", "unit_iterations", "forkjoin.c", "LOOP_SMALL", forkjoin("SMALL")),
+    ("forkjoin", "forkjoin", "unit_iterations", "forkjoin.c", "LOOP_MERGE", forkjoin("MERGE")),
+    ("lock", "lock", "o_iterations", "lock.c", "LOOP_L", lambda p: [str(p)]),
+    ("lock", "lock", "o_iterations", "lock.c", "LOOP_O", lambda p: ["100", "0", str(p)]),
+]
+
+
+def find(name, marker):
+    for c in CASES:
+        if c[0] == name and c[4] == marker:
+            return c
+    raise KeyError("%s %s" % (name, marker))
+
+
+def measure(case, level=50, experiments=12, actual=True):
+    """{predicted, actual, se, runs, time, ...} for one case."""
+    name, exe, key, src, marker, args = case
+    line = R.marker_line(src, marker)
+    p = R.prof("truth-%s-%s.coz" % (name, marker))
+    t0 = time.time()
+    out, calib, se, runs, dt = R.precise_run(
+        p, ["--fixed-line", line, "--speedups", "0,%d" % level], exe, key, experiments,
+        line, (level,), extra=args(100))
+    c = R.curve(p, line)
+    res = {"program": name, "line": "%s (%s)" % (marker, line), "level": level,
+           "predicted": c.get(level), "se": se, "runs": runs, "profiled_s": dt,
+           "actual": None}
+    if actual:
+        res["actual"] = R.actual_speedups(exe, calib, (level,), args=args)[level]
+    res["time"] = time.time() - t0
+    return res
+
+
+HEAD = "%-18s %-28s %5s %9s %8s %6s %5s %5s" % (
+    "program", "line", "level", "predicted", "actual", "diff", "SE", "runs")
+
+
+def row(r):
+    diff = r["predicted"] - r["actual"] if r["actual"] is not None else float("nan")
+    return "%-18s %-28s %4d%% %+9.1f %+8.1f %+6.1f %5.1f %5d" % (
+        r["program"], r["line"], r["level"], r["predicted"], r["actual"], diff, r["se"],
+        r["runs"])
+
+
+def load():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def main(argv):
+    level, exps, only = 50, 12, []
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--level":
+            level = int(argv[i + 1])
+            i += 1
+        elif argv[i] == "--experiments":
+            exps = int(argv[i + 1])
+            i += 1
+        elif argv[i] in ("-h", "--help"):
+            print(__doc__)
+            return 0
+        else:
+            only.append(argv[i])
+        i += 1
+    print("# bcoz prediction vs actual speedup; %s; %d usable CPU(s); load %s" % (
+        "SCHED_RR via '%s'" % " ".join(R.RT) if R.RT else "normal priority", R.NCPU, load()))
+    print("# kernel %s; BCOZ_* settings: %s" % (
+        os.uname().release,
+        " ".join("%s=%s" % kv for kv in sorted(os.environ.items())
+                 if kv[0].startswith("BCOZ_")) or "defaults"))
+    print(HEAD)
+    t0 = time.time()
+    for c in CASES:
+        if only and not any(o in "%s %s" % (c[0], c[4]) for o in only):
+            continue
+        r = measure(c, level, exps)
+        print(row(r), flush=True)
+    print("# load %s at the end; %.0f s" % (load(), time.time() - t0))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
