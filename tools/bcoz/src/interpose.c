@@ -232,6 +232,14 @@ int pthread_create(pthread_t *thr, const pthread_attr_t *attr, void *(*fn)(void 
 		return EAGAIN;
 	s->fn = fn;
 	s->arg = arg;
+	/*
+	 * Settle first: the delay earned since the last drain (a serial part
+	 * before a fork, sped up) must be published before the new thread
+	 * copies our counter, or the thread owes it and pays it in parallel
+	 * with us, and a sped-up serial part reads 0 (forkjoin's merge loop:
+	 * 0.0 predicted, +12.2 actual).
+	 */
+	bcoz_catch_up();
 	s->inherit = bcoz_current_local();
 	atomic_fetch_add(&bcoz_live_threads, 1);
 	r = REAL(pthread_create)(thr, attr, trampoline, s);
