@@ -80,6 +80,7 @@ struct bcoz_thread {
 	uint64_t paused_ns;		/* sum of pauses (for the overhead split) */
 	uint64_t wake_late_ns;		/* how late a pause's sleep ends (pause_ns) */
 	unsigned int ticks;		/* timer ticks since the last pause */
+	int last_hit;			/* the last on-CPU sample hit the selection */
 	uint64_t lost;
 	/* run-queue compensation (kernels without blocked samples) */
 	uint64_t last_run_delay;
@@ -105,6 +106,7 @@ int sampler_probe(void);		/* 0 ok, -1 fatal (message printed) */
 int sampler_start(struct bcoz_thread *t);
 void sampler_stop(struct bcoz_thread *t);
 void sampler_enable(struct bcoz_thread *t, int on);
+uint64_t sampler_count(struct bcoz_thread *t);
 /* Drain the ring buffer, calling cb for each sample. */
 typedef void (*sample_cb)(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 			  uint64_t weight, const uint64_t *ips, uint64_t nr, const uint64_t *stack,
