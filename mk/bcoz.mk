@@ -5,13 +5,15 @@
 #   make bcoz-vm       off-CPU tests on the paper's motivational example and a
 #                      sleep-bound loop, in the VM
 #   make bcoz-test     both
+#   make bcoz-truth    prediction-vs-actual table on the host (a benchmark,
+#                      10-20 min; tools/bcoz/bench/truth.sh, --vm for the VM)
 #
 # `make test` runs both: bcoz-host on the host (any kernel), bcoz-vm in the
 # VM on the patched kernel.
 
 TEST_TARGETS += bcoz-host bcoz-vm
 
-.PHONY: bcoz bcoz-host bcoz-vm bcoz-test
+.PHONY: bcoz bcoz-host bcoz-vm bcoz-test bcoz-truth
 
 bcoz-test:
 	scripts/run-tests.sh bcoz-host bcoz-vm
@@ -26,3 +28,6 @@ bcoz-vm:
 	$(MAKE) -C tools/bcoz vm-programs
 	scripts/run-vm.sh --timeout 1200 -- tools/bcoz/tests/vm/run.sh \
 		-o build/vm-scratch/bcoz /dev/vda
+
+bcoz-truth: bcoz
+	tools/bcoz/bench/truth.sh

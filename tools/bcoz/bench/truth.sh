@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# bcoz's predictions against actual speedups (a benchmark table, not a test;
+# the host suite checks a few of these rows with tolerances).
+#
+# For each line of the ground-truth programs (tests/pipeline.c in three
+# shapes, tests/forkjoin.c, tests/lock.c) it prints bcoz's program speedup at
+# LEVEL % line speedup, the actual speedup of unprofiled runs in which that
+# line's loop really is LEVEL % shorter, their difference and the
+# prediction's bootstrap standard error (tests/truth.py explains the method).
+#
+# usage: tools/bcoz/bench/truth.sh [--vm] [--level N] [--experiments N] [CASE...]
+#   --vm        run it in the VM (scripts/run-vm.sh), on the project's kernel
+#   CASE        substrings of "program MARKER" to run only some rows
+# Environment: BCOZ_BUILD, BCOZ_TEST_SE (default 2.5), BCOZ_TEST_RT, and any
+# BCOZ_* tuning knob (printed in the header), e.g. BCOZ_CREDIT_MEASURED=1.
+# Needs: make bcoz (make bcoz-truth builds and runs it on the host)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+build=${BCOZ_BUILD:-$root/build/bcoz}
+vm=0
+if [ "${1:-}" = "--vm" ]; then
+	vm=1
+	shift
+fi
+case " $* " in
+*" -h "*|*" --help "*) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+esac
+[ -x "$build/bcoz" ] && [ -x "$build/tests/pipeline" ] ||
+	{ echo "truth.sh: build first: make bcoz (or make -C tools/bcoz)" >&2; exit 1; }
+if [ $vm = 1 ]; then
+	vars="BCOZ_BUILD"
+	for v in $(env | sed -n 's/^\(BCOZ_[A-Z_]*\)=.*/\1/p'); do
+		vars="$vars $v"
+	done
+	cd "$root"
+	BCOZ_BUILD=$build VM_ENV="$vars" exec scripts/run-vm.sh --timeout 3000 -- \
+		python3 tools/bcoz/tests/truth.py "$@"
+fi
+BCOZ_BUILD=$build exec python3 "$root/tools/bcoz/tests/truth.py" "$@"
