@@ -32,7 +32,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import run_tests as R  # noqa: E402
+# run_tests, the host suite's helpers: set by main() here, or by run_tests
+# itself when it uses the cases (importing it twice would run its set-up twice)
+R = None
 
 
 def pipeline(mode, line):
@@ -127,6 +129,9 @@ def load():
 
 
 def main(argv):
+    global R
+    import run_tests
+    R = run_tests
     level, exps, only = 50, 12, []
     i = 0
     while i < len(argv):
@@ -147,7 +152,7 @@ def main(argv):
     print("# kernel %s; BCOZ_* settings: %s" % (
         os.uname().release,
         " ".join("%s=%s" % kv for kv in sorted(os.environ.items())
-                 if kv[0].startswith("BCOZ_")) or "defaults"))
+                 if kv[0].startswith("BCOZ_") and kv[0] != "BCOZ_BUILD") or "defaults"))
     print(HEAD)
     t0 = time.time()
     for c in CASES:
@@ -156,6 +161,7 @@ def main(argv):
         r = measure(c, level, exps)
         print(row(r), flush=True)
     print("# load %s at the end; %.0f s" % (load(), time.time() - t0))
+    R.shutil.rmtree(R.TMP, ignore_errors=True)
     return 0
 
 
