@@ -25,7 +25,7 @@ if [ "${1:-}" = "--vm" ]; then
 	shift
 fi
 case " $* " in
-*" -h "*|*" --help "*) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+*" -h "*|*" --help "*) sed -n '3,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 esac
 [ -x "$build/bcoz" ] && [ -x "$build/tests/pipeline" ] ||
 	{ echo "truth.sh: build first: make bcoz (or make -C tools/bcoz)" >&2; exit 1; }
