@@ -70,7 +70,7 @@ static inline void perf_blocked_switch_out(struct task_struct *prev,
 		class = PERF_BLOCKED_SCHED;
 	else if (prev->in_iowait)
 		class = PERF_BLOCKED_IO;
-	else if (prev->in_lockwait)
+	else if (prev->in_lockwait || READ_ONCE(prev->lockwait_lock))
 		class = PERF_BLOCKED_LOCK;
 	else
 		class = PERF_BLOCKED_OTHER;
@@ -129,6 +129,7 @@ static inline void perf_blocked_fork(struct task_struct *p)
 	p->blocked_out_ts = 0;
 	p->blocked_wake_ts = 0;
 	p->in_lockwait = 0;
+	p->lockwait_lock = NULL;
 }
 
 /* Context bookkeeping, under ctx->lock. */

@@ -57,7 +57,10 @@
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/sched/debug.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
+#include <linux/workqueue.h>
+#include <trace/events/lock.h>
 
 DEFINE_STATIC_KEY_DEFERRED_FALSE(perf_blocked_key, HZ);
 
@@ -88,8 +91,107 @@ int perf_blocked_check_attr(const struct perf_event_attr *attr)
 	return 0;
 }
 
+/*
+ * Lock waits.  The sleeping locks of kernel/locking/ (mutex, rwsem,
+ * rt_mutex, rtlock, semaphore, percpu-rwsem, rwbase) report a contended
+ * acquisition through the lock:contention_begin and contention_end
+ * tracepoints.  While blocked events exist, probes on them keep the lock a
+ * task contends for in task_struct::lockwait_lock, so a sleep in between is
+ * typed as a lock wait (perf_blocked_switch_out()); waits without such a
+ * tracepoint mark themselves, see <linux/sched/lockwait.h>.
+ *
+ * contention_begin is also called for spinning, with LCB_F_SPIN: the
+ * spinlocks and rwlocks, and the optimistic spin of a mutex.  Those never
+ * sleep, so the probe ignores them, and contention_end only clears the
+ * lock it belongs to: a spinlock contended inside a sleeping lock's slow
+ * path (its wait_lock), or in an interrupt, leaves the mark alone.  Begins
+ * may repeat without an end (a mutex waiter spins again after a wake-up);
+ * the last one wins.
+ *
+ * Without a blocked event the probes are unregistered, so the tracepoints
+ * are no-ops again.  The first blocked event registers them; after the
+ * last is gone a delayed work unregisters them (HZ later, as the static
+ * key goes off, so that opening and closing events in a loop does not
+ * patch text every time) and clears the mark of every task: a task that
+ * was waiting then misses its contention_end.
+ */
+static void perf_blocked_contention_begin(void *data, void *lock,
+					  unsigned int flags)
+{
+	if (!(flags & LCB_F_SPIN))
+		current->lockwait_lock = lock;
+}
+
+static void perf_blocked_contention_end(void *data, void *lock, int ret)
+{
+	if (current->lockwait_lock == lock)
+		current->lockwait_lock = NULL;
+}
+
+static DEFINE_MUTEX(perf_blocked_lock_mutex);
+static unsigned int perf_blocked_lock_users;	/* events needing the probes */
+static bool perf_blocked_lock_probes;		/* the probes are registered */
+
+static void perf_blocked_lock_release(struct work_struct *work)
+{
+	struct task_struct *g, *t;
+
+	mutex_lock(&perf_blocked_lock_mutex);
+	if (perf_blocked_lock_users || !perf_blocked_lock_probes)
+		goto out;
+
+	unregister_trace_contention_begin(perf_blocked_contention_begin, NULL);
+	unregister_trace_contention_end(perf_blocked_contention_end, NULL);
+	/* No probe runs after this: the marks are ours to clear. */
+	tracepoint_synchronize_unregister();
+	rcu_read_lock();
+	for_each_process_thread(g, t)
+		WRITE_ONCE(t->lockwait_lock, NULL);
+	rcu_read_unlock();
+	perf_blocked_lock_probes = false;
+out:
+	mutex_unlock(&perf_blocked_lock_mutex);
+}
+
+static DECLARE_DELAYED_WORK(perf_blocked_lock_work, perf_blocked_lock_release);
+
+static int perf_blocked_lock_get(void)
+{
+	int err = 0;
+
+	mutex_lock(&perf_blocked_lock_mutex);
+	if (!perf_blocked_lock_probes) {
+		err = register_trace_contention_begin(perf_blocked_contention_begin,
+						      NULL);
+		if (err)
+			goto out;
+		err = register_trace_contention_end(perf_blocked_contention_end,
+						    NULL);
+		if (err) {
+			unregister_trace_contention_begin(perf_blocked_contention_begin,
+							  NULL);
+			tracepoint_synchronize_unregister();
+			goto out;
+		}
+		perf_blocked_lock_probes = true;
+	}
+	perf_blocked_lock_users++;
+out:
+	mutex_unlock(&perf_blocked_lock_mutex);
+	return err;
+}
+
+static void perf_blocked_lock_put(void)
+{
+	mutex_lock(&perf_blocked_lock_mutex);
+	if (!--perf_blocked_lock_users)
+		schedule_delayed_work(&perf_blocked_lock_work, HZ);
+	mutex_unlock(&perf_blocked_lock_mutex);
+}
+
 static void perf_blocked_event_destroy(struct perf_event *event)
 {
+	perf_blocked_lock_put();
 	put_callchain_buffers();
 	static_branch_slow_dec_deferred(&perf_blocked_key);
 }
@@ -129,6 +231,12 @@ int perf_blocked_event_init(struct perf_event *event)
 	err = get_callchain_buffers(sysctl_perf_event_max_stack);
 	if (err)
 		return err;
+
+	err = perf_blocked_lock_get();
+	if (err) {
+		put_callchain_buffers();
+		return err;
+	}
 
 	static_branch_inc(&perf_blocked_key.key);
 	event->destroy = perf_blocked_event_destroy;

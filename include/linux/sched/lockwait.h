@@ -5,19 +5,23 @@
 #include <linux/sched.h>
 
 /*
- * Mark the current task as waiting for a lock (futex, mutex, rt_mutex,
- * rwsem, semaphore) around the schedule() of a lock slow path, so that a
- * blocked sample taken for this sleep is typed as a lock wait.
+ * Blocked samples type a sleep as a lock wait when the task went to sleep
+ * to acquire a lock.  The sleeping locks of kernel/locking/ (mutex, rwsem,
+ * rt_mutex and rtlock, semaphore, percpu-rwsem, rwbase) are seen through
+ * their lock:contention_begin/contention_end tracepoints, see
+ * kernel/events/blocked.c.  The waits below have no such tracepoint and
+ * mark the current task around the schedule() of their slow path instead:
+ * futexes, the proxy rt_mutex wait of PI futexes, bit locks
+ * (wait_on_bit_lock()) and socket locks (lock_sock()).
  *
  *	bool lw = lockwait_begin();
  *	schedule();
  *	lockwait_end(lw);
  *
  * The flag only needs to be right at the moment __schedule() switches the
- * task out.  Restoring the previous value keeps nested waits (an rt_mutex
- * taken for a PI futex) correct, and every exit path of the wait goes
- * through lockwait_end() because the pair brackets the schedule() call
- * itself, not the slow path.
+ * task out.  Restoring the previous value keeps nested waits correct, and
+ * every exit path of the wait goes through lockwait_end() because the pair
+ * brackets the sleep itself, not the slow path.
  */
 #ifdef CONFIG_PERF_BLOCKED_SAMPLES
 static __always_inline bool lockwait_begin(void)
