@@ -397,7 +397,7 @@ static int test__wait_rules_syntax(struct test_suite *test __maybe_unused,
 		{ "\n\nr kernel:a||b\n", "t:3: empty pattern (write NAME or NAME|NAME...)" },
 		{ "r class:disk\n", "t:1: unknown class (use io, lock, sched or other)" },
 		{ "r nocolon\n", "t:1: a condition is kernel:GLOB, user:GLOB or class:NAME" },
-		{ "@include x\n", "t:1: unknown directive (only @skip exists)" },
+		{ "@include x\n", "t:1: unknown directive (@skip and @kind exist)" },
 		{ "@skip\n", "t:1: @skip takes one GLOB|GLOB... list" },
 	};
 	size_t i;

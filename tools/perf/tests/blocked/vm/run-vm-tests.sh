@@ -128,13 +128,13 @@ check "flame graph written to $OUT/phases-flamegraph.svg" \
 # --- dwarf unwinding of blocked samples reaches main ---------------------------
 "$BPERF" record --call-graph dwarf -o dw.data ./phases -s $((SCALE / 2)) -d "$DEVICE" >/dev/null 2>&1
 "$BPERF" script -i dw.data --folded 2>/dev/null | grep '^ph-main;' >folded.txt
-read -r blk reach <<<"$(awk '/;\[(io|lock|sched|other)\] [0-9]+$/ {
+read -r blk reach <<<"$(awk '/;\[(io|lock|sched|other)(:[^];]*)?\] [0-9]+$/ {
 	b += $NF; if ($0 ~ /;main;/) r += $NF } END { print b + 0, r + 0 }' folded.txt)"
 check "dwarf: blocked points of ph-main whose user stack reaches main: $reach of $blk (>= 90%)" \
 	awk -v b="$blk" -v r="$reach" 'BEGIN { exit !(b > 0 && r >= 0.9 * b) }'
 for cls in io lock other; do
 	check "dwarf: some [$cls] stack goes main -> phase_*" \
-		grep -Eq ";main;phase_[a-z]+;.*\[$cls\] [0-9]+$" folded.txt
+		grep -Eq ";main;phase_[a-z]+;.*\[$cls(:[^];]*)?\] [0-9]+$" folded.txt
 done
 
 finish
