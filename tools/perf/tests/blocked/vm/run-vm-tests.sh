@@ -148,14 +148,18 @@ done
 # server.c (pthreads) and server-cxx.cpp (std::mutex, std::condition_variable),
 # both -O2, recorded with DWARF user stacks so that the primitive is found
 # through Debian's glibc, which has no frame pointers.  Each thread's off-CPU
-# time is measured by the program (wall - CLOCK_THREAD_CPUTIME_ID).
+# time is measured by the program (wall - CLOCK_THREAD_CPUTIME_ID).  The
+# runnable time after each wake-up ([S], reason cpu) is a wait for a CPU,
+# not for the primitive: the share of the true wait is taken of the other
+# off-CPU points, and the cpu points are shown.  The holder naps while it
+# holds the mutex and competes for it with the clients: sleep or mutex.
 SRV_MS=${SRV_MS:-$((SCALE * 5))}
 gcc -O2 -g -pthread -o server "$here/server.c" &&
 	g++ -O2 -g -pthread -o server-cxx "$here/server-cxx.cpp" ||
 	bad "compile server.c and server-cxx.cpp"
 true_wait() {
 	case $1 in
-	*-idle*) echo condition ;; *-client*) echo mutex ;; *-holder) echo sleep ;;
+	*-idle*) echo condition ;; *-client*) echo mutex ;; *-holder) echo sleep/mutex ;;
 	srv-epoll) echo epoll ;; srv-sleep) echo sleep ;; srv-pipe) echo pipe-read ;;
 	esac
 }
@@ -175,12 +179,13 @@ for prog in server server-cxx; do
 	diag <$prog.ws
 	while read -r _ name _ wall _ cpu; do
 		want=$(true_wait "$name")
-		read -r blk hit mtx <<<"$(awk -v n="$name" -v w="$want" '$1 == n && $2 != "on-cpu" {
-			b += $3; if ($2 == w) h += $3; if ($2 == "mutex") m += $3 }
-			END { print b + 0, h + 0, m + 0 }' $prog.cw)"
+		read -r blk hit mtx run <<<"$(awk -v n="$name" -v w="/$want/" '$1 == n && $2 != "on-cpu" {
+			b += $3; if (index(w, "/" $2 "/")) h += $3; if ($2 == "mutex") m += $3
+			if ($2 == "cpu") r += $3 }
+			END { print b + 0, h + 0, m + 0, r + 0 }' $prog.cw)"
 		off=$(awk -v w="$wall" -v c="$cpu" 'BEGIN { printf "%.0f", w - c }')
-		check "$prog: $name: $hit of its $blk off-CPU points are $want (>= 90%)" \
-			awk -v b="$blk" -v h="$hit" 'BEGIN { exit !(b > 0 && h >= 0.9 * b) }' ||
+		check "$prog: $name: $hit of its $((blk - run)) off-CPU points not runnable are $want (>= 90%; $run runnable)" \
+			awk -v b="$((blk - run))" -v h="$hit" 'BEGIN { exit !(b > 0 && h >= 0.9 * b) }' ||
 			awk -v n="$name" '$1 == n' $prog.cw | diag
 		check "$prog: $name: $blk off-CPU points for the $off ms it measured off CPU (10% + 20)" \
 			awk -v b="$blk" -v o="$off" 'BEGIN { d = b - o; if (d < 0) d = -d; exit !(d <= 0.1 * o + 20) }'
