@@ -399,6 +399,14 @@ static int test__wait_rules_syntax(struct test_suite *test __maybe_unused,
 		{ "r nocolon\n", "t:1: a condition is kernel:GLOB, user:GLOB or class:NAME" },
 		{ "@include x\n", "t:1: unknown directive (@skip and @kind exist)" },
 		{ "@skip\n", "t:1: @skip takes one GLOB|GLOB... list" },
+		{ "@kind\n", "t:1: @kind takes a kind and one REASON|REASON... list" },
+		{ "@kind idle\n", "t:1: @kind takes a kind and one REASON|REASON... list" },
+		{ "@kind idle a b\n", "t:1: @kind takes a kind and one REASON|REASON... list" },
+		{ "\n@kind busy a\n",
+		  "t:2: unknown kind (use idle, contended, io, runnable or other)" },
+		{ "@kind on-cpu a\n",
+		  "t:1: unknown kind (use idle, contended, io, runnable or other)" },
+		{ "@kind idle a||b\n", "t:1: empty pattern in @kind" },
 	};
 	size_t i;
 

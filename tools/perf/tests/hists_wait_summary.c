@@ -5,7 +5,6 @@
  * the fake machine (see hists_common.c): exact points per kind, verdicts,
  * top reasons and the printed table.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,38 +82,6 @@ static int test__wait_kinds(struct test_suite *test __maybe_unused,
 	}
 	wait_rules__reset();
 	return ret;
-}
-
-static int test__wait_kinds_syntax(struct test_suite *test __maybe_unused,
-				   int subtest __maybe_unused)
-{
-	static const struct {
-		const char *text;
-		const char *err;
-	} cases[] = {
-		{ "@kind\n", "t:1: @kind takes a kind and one REASON|REASON... list" },
-		{ "@kind idle\n", "t:1: @kind takes a kind and one REASON|REASON... list" },
-		{ "@kind idle a b\n", "t:1: @kind takes a kind and one REASON|REASON... list" },
-		{ "\n@kind busy a\n",
-		  "t:2: unknown kind (use idle, contended, io, runnable or other)" },
-		{ "@kind on-cpu a\n",
-		  "t:1: unknown kind (use idle, contended, io, runnable or other)" },
-		{ "@kind idle a||b\n", "t:1: empty pattern in @kind" },
-	};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		wait_rules__reset();
-		if (wait_rules__parse(cases[i].text, "t") != -EINVAL ||
-		    strcmp(wait_rules__last_error(), cases[i].err)) {
-			pr_debug("case %zu: got \"%s\", expected \"%s\"\n", i,
-				 wait_rules__last_error(), cases[i].err);
-			wait_rules__reset();
-			return TEST_FAIL;
-		}
-	}
-	wait_rules__reset();
-	return TEST_OK;
 }
 
 /* each thread's time, reason by reason, in several pieces */
@@ -274,5 +241,4 @@ out:
 }
 
 DEFINE_SUITE("Blocked samples: kinds of wait reasons", wait_kinds);
-DEFINE_SUITE("Blocked samples: @kind syntax errors", wait_kinds_syntax);
 DEFINE_SUITE("Blocked samples: per-thread wait summary", hists_wait_summary);

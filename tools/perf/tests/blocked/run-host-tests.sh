@@ -49,7 +49,7 @@ notip() { grep -v '^# (Tip:'; }
 # --- 1. bperf test suites -----------------------------------------------------
 out=$("$BPERF" test 'Blocked samples' 2>&1)
 n_ok=$(grep -c ': Ok$' <<<"$out")
-check "bperf test: the 11 blocked sample and wait reason suites pass ($n_ok/11)" [ "$n_ok" -eq 11 ] ||
+check "bperf test: the 10 blocked sample and wait reason suites pass ($n_ok/10)" [ "$n_ok" -eq 10 ] ||
 	grep -v ': Ok$' <<<"$out" | grep -i 'blocked' | diag
 out=$("$BPERF" test 'Filter samples by thread' 2>&1)
 check "bperf test: 'Filter samples by thread: rows match the per-thread sort'" grep -q ': Ok$' <<<"$out" ||
