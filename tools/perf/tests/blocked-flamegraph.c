@@ -11,6 +11,7 @@
 #include "util/blocked.h"
 #include "util/blocked-flamegraph.h"
 #include "util/debug.h"
+#include "util/wait-reason.h"
 #include "tests.h"
 
 static char *capture(struct blocked_fg *fg, bool svg)
@@ -104,4 +105,63 @@ out:
 	return ret;
 }
 
+/*
+ * Leaves by wait reason: "[class:reason]" frames, one per reason under the
+ * same caller, coloured by the reason's kind; NULL keeps the class frame.
+ */
+static int test__blocked_flamegraph_waits(struct test_suite *test __maybe_unused,
+					  int subtest __maybe_unused)
+{
+	static const char * const s1[] = { "app", "main", "take<lock>" };
+	static const char * const s2[] = { "app", "main", "pread64" };
+	struct blocked_fg *fg = blocked_fg__new();
+	char *folded = NULL, *svg = NULL;
+	int ret = TEST_FAIL;
+
+	TEST_ASSERT_VAL("no memory", fg);
+	wait_rules__reset();
+	if (blocked_fg__add_wait_stack(fg, s1, 3, BLOCKED_LOCK, "mutex", 15) ||
+	    blocked_fg__add_wait_stack(fg, s1, 3, BLOCKED_LOCK, "condition", 20) ||
+	    blocked_fg__add_wait_stack(fg, s1, 3, BLOCKED_LOCK, "mutex", 5) ||
+	    blocked_fg__add_wait_stack(fg, s2, 3, BLOCKED_IO, "io-read", 40) ||
+	    blocked_fg__add_wait_stack(fg, s2, 3, BLOCKED_IO, NULL, 10) ||
+	    blocked_fg__add_wait_stack(fg, s2, 3, BLOCKED_ONCPU, "ignored", 10))
+		goto out;
+
+	folded = capture(fg, false);
+	if (!folded ||
+	    !strstr(folded, "app;main;take<lock>;[lock:mutex] 20\n") ||
+	    !strstr(folded, "app;main;take<lock>;[lock:condition] 20\n") ||
+	    !strstr(folded, "app;main;pread64;[io:io-read] 40\n") ||
+	    !strstr(folded, "app;main;pread64;[io] 10\n") ||
+	    !strstr(folded, "app;main;pread64 10\n")) {
+		pr_debug("folded output:\n%s", folded ?: "(none)");
+		goto out;
+	}
+
+	svg = capture(fg, true);
+	if (!svg ||
+	    !strstr(svg, "<title>[lock:mutex] (20 samples, 20.00%; lock 100.0%; wait contended)</title><rect class=\"lock wait-contended\"") ||
+	    !strstr(svg, "<title>[lock:condition] (20 samples, 20.00%; lock 100.0%; wait idle)</title><rect class=\"lock wait-idle\"") ||
+	    !strstr(svg, "<title>[io:io-read] (40 samples, 40.00%; io 100.0%; wait io)</title><rect class=\"io wait-io\"") ||
+	    !strstr(svg, "<title>[io] (10 samples, 10.00%; io 100.0%)</title><rect class=\"io\"") ||
+	    /* the caller keeps the colour of its class */
+	    !strstr(svg, "<title>take&lt;lock&gt; (40 samples, 40.00%; lock 100.0%)</title><rect class=\"lock\"") ||
+	    !strstr(svg, "[class:wait] leaves:") ||
+	    /* only the leaves of waits have a kind: not the root */
+	    !strstr(svg, "<title>all (100 samples, 100.00%; on-cpu 10.0%; io 50.0%; lock 40.0%)</title><rect class=\"io\"") ||
+	    strstr(svg, "wait-on-cpu")) {
+		pr_debug("unexpected SVG:\n%s", svg ?: "(none)");
+		goto out;
+	}
+	ret = TEST_OK;
+out:
+	free(folded);
+	free(svg);
+	blocked_fg__delete(fg);
+	wait_rules__reset();
+	return ret;
+}
+
 DEFINE_SUITE("Blocked samples: hot/cold flame graph", blocked_flamegraph);
+DEFINE_SUITE("Blocked samples: flame graph leaves by wait reason", blocked_flamegraph_waits);

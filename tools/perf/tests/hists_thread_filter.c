@@ -33,22 +33,17 @@
 
 #define PERIOD	100
 
-static struct {
-	u32 pid;
-	u64 ip;
-	int cls;
-	u64 points;
-} fake_samples[] = {
-	{ FAKE_PID_PERF1, FAKE_IP_PERF_MAIN,	   BLOCKED_ONCPU,  1 },
-	{ FAKE_PID_BASH,  FAKE_IP_BASH_MAIN,	   BLOCKED_ONCPU,  2 },
-	{ FAKE_PID_PERF2, FAKE_IP_KERNEL_SCHEDULE, BLOCKED_IO,	   3 },
-	{ FAKE_PID_BASH,  FAKE_IP_KERNEL_SCHEDULE, BLOCKED_IO,	   4 },
-	{ FAKE_PID_BASH,  FAKE_IP_BASH_XMALLOC,	   BLOCKED_LOCK,   5 },
-	{ FAKE_PID_PERF2, FAKE_IP_LIBC_MALLOC,	   BLOCKED_LOCK,   6 },
-	{ FAKE_PID_PERF1, FAKE_IP_KERNEL_SCHEDULE, BLOCKED_SCHED,  7 },
-	{ FAKE_PID_PERF2, FAKE_IP_PERF_MAIN,	   BLOCKED_ONCPU,  8 },
-	{ FAKE_PID_BASH,  FAKE_IP_LIBC_FREE,	   BLOCKED_OTHER,  9 },
-	{ FAKE_PID_PERF1, FAKE_IP_LIBC_MALLOC,	   BLOCKED_OTHER, 10 },
+static const struct fake_blocked_sample fake_samples[] = {
+	FAKE_BLOCKED_SAMPLE(FAKE_PID_PERF1, FAKE_IP_PERF_MAIN,       BLOCKED_ONCPU,  1),
+	FAKE_BLOCKED_SAMPLE(FAKE_PID_BASH,  FAKE_IP_BASH_MAIN,       BLOCKED_ONCPU,  2),
+	FAKE_BLOCKED_SAMPLE(FAKE_PID_PERF2, FAKE_IP_KERNEL_SCHEDULE, BLOCKED_IO,     3),
+	FAKE_BLOCKED_SAMPLE(FAKE_PID_BASH,  FAKE_IP_KERNEL_SCHEDULE, BLOCKED_IO,     4),
+	FAKE_BLOCKED_SAMPLE(FAKE_PID_BASH,  FAKE_IP_BASH_XMALLOC,    BLOCKED_LOCK,   5),
+	FAKE_BLOCKED_SAMPLE(FAKE_PID_PERF2, FAKE_IP_LIBC_MALLOC,     BLOCKED_LOCK,   6),
+	FAKE_BLOCKED_SAMPLE(FAKE_PID_PERF1, FAKE_IP_KERNEL_SCHEDULE, BLOCKED_SCHED,  7),
+	FAKE_BLOCKED_SAMPLE(FAKE_PID_PERF2, FAKE_IP_PERF_MAIN,       BLOCKED_ONCPU,  8),
+	FAKE_BLOCKED_SAMPLE(FAKE_PID_BASH,  FAKE_IP_LIBC_FREE,       BLOCKED_OTHER,  9),
+	FAKE_BLOCKED_SAMPLE(FAKE_PID_PERF1, FAKE_IP_LIBC_MALLOC,     BLOCKED_OTHER, 10),
 };
 
 #define TOTAL_POINTS	55
@@ -89,63 +84,6 @@ static const struct filter_case cases[] = {
 	{ "--tid 200 --sort comm,dso", BY_TID, "200", FAKE_PID_PERF2, "comm,dso", true,
 	  { { "perf", 8 }, { "libc", 6 }, { "[kernel]", 3 } } },
 };
-
-static int add_hist_entries(struct hists *hists, struct machine *machine)
-{
-	struct evsel *evsel = hists_to_evsel(hists);
-	struct addr_location al;
-	struct perf_sample sample;
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(fake_samples); i++) {
-		struct hist_entry_iter iter = {
-			.evsel = evsel,
-			.sample = &sample,
-			.ops = &hist_iter_normal,
-			.hide_unresolved = false,
-		};
-
-		memset(&sample, 0, sizeof(sample));
-		sample.cpumode = PERF_RECORD_MISC_USER;
-		sample.pid = fake_samples[i].pid;
-		sample.tid = fake_samples[i].pid;
-		sample.ip = fake_samples[i].ip;
-		sample.blocked = fake_samples[i].cls;
-		sample.points = fake_samples[i].points;
-		sample.weight = fake_samples[i].points;
-		sample.period = fake_samples[i].points * PERIOD;
-
-		/* judges --comms/--pid/--tid on the sample's thread */
-		if (machine__resolve(machine, &al, &sample) < 0)
-			return TEST_FAIL;
-		if (hist_entry_iter__add(&iter, &al, sysctl_perf_event_max_stack,
-					 NULL) < 0) {
-			addr_location__put(&al);
-			return TEST_FAIL;
-		}
-		addr_location__put(&al);
-	}
-	return TEST_OK;
-}
-
-static void del_hist_entries(struct hists *hists)
-{
-	struct rb_root_cached *root_in, *root_out = &hists->entries;
-
-	root_in = hists__has(hists, need_collapse) ? &hists->entries_collapsed :
-						     hists->entries_in;
-	while (!RB_EMPTY_ROOT(&root_out->rb_root)) {
-		struct rb_node *node = rb_first_cached(root_out);
-		struct hist_entry *he = rb_entry(node, struct hist_entry, rb_node);
-
-		rb_erase_cached(node, root_out);
-		rb_erase_cached(&he->rb_node_in, root_in);
-		hist_entry__delete(he);
-	}
-	memset(&hists->stats, 0, sizeof(hists->stats));
-	hists->nr_entries = 0;
-	hists->nr_non_filtered_entries = 0;
-}
 
 static void set_filter(const struct filter_case *c)
 {
@@ -248,7 +186,9 @@ static int build(struct evsel *evsel, struct machine *machine, const char *sort)
 	sort_order = sort;
 	if (setup_sorting(NULL) < 0)
 		return TEST_FAIL;
-	if (add_hist_entries(hists, machine) < 0)
+	/* judges --comms/--pid/--tid on each sample's thread */
+	if (add_fake_blocked_samples(hists, machine, fake_samples,
+				     ARRAY_SIZE(fake_samples), PERIOD) < 0)
 		return TEST_FAIL;
 	hists__collapse_resort(hists, NULL);
 	evsel__output_resort(evsel, NULL);

@@ -81,57 +81,55 @@ static const char * const kernel_extra[] = {
 #define RUN	FAKE_IP_PERF_RUN_COMMAND
 #define BMAIN	FAKE_IP_BASH_MAIN
 
-static struct fake_wait_sample {
-	u32 pid;
-	int cls;
-	u64 points;
-	u64 chain[10];	/* nr, then ips from the leaf */
-} fake_samples[] = {
+/* the callchain: nr, then the ips from the leaf */
+#define CHAIN(...)	.callchain = (const u64[]){ __VA_ARGS__ }
+
+static const struct fake_blocked_sample fake_samples[] = {
 	/* perf 100: a contended pthread mutex */
-	{ FAKE_PID_PERF1, BLOCKED_LOCK, 6,
-	  { 6, K(0), K(1), K(2), L(0), L(1), MAIN } },
+	{ .pid = FAKE_PID_PERF1, .cls = BLOCKED_LOCK, .points = 6,
+	  CHAIN(6, K(0), K(1), K(2), L(0), L(1), MAIN) },
 	/* perf 100: an idle worker on a std::condition_variable */
-	{ FAKE_PID_PERF1, BLOCKED_LOCK, 20,
-	  { 6, K(0), K(1), K(2), L(2), L(3), RUN } },
+	{ .pid = FAKE_PID_PERF1, .cls = BLOCKED_LOCK, .points = 20,
+	  CHAIN(6, K(0), K(1), K(2), L(2), L(3), RUN) },
 	/* perf 100: a futex wait whose user chain ends in libc (no frame pointers) */
-	{ FAKE_PID_PERF1, BLOCKED_LOCK, 10,
-	  { 4, K(0), K(1), K(2), L(2) } },
+	{ .pid = FAKE_PID_PERF1, .cls = BLOCKED_LOCK, .points = 10,
+	  CHAIN(4, K(0), K(1), K(2), L(2)) },
 	/* perf 100: on CPU, even with a kernel frame that a rule would match */
-	{ FAKE_PID_PERF1, BLOCKED_ONCPU, 3,
-	  { 3, K(8), K(9), MAIN } },
+	{ .pid = FAKE_PID_PERF1, .cls = BLOCKED_ONCPU, .points = 3,
+	  CHAIN(3, K(8), K(9), MAIN) },
 	/* perf 200: malloc faulting a page while the mmap lock is held */
-	{ FAKE_PID_PERF2, BLOCKED_LOCK, 8,
-	  { 6, K_SCHED, K(3), K(4), K(5), FAKE_IP_LIBC_MALLOC, MAIN } },
+	{ .pid = FAKE_PID_PERF2, .cls = BLOCKED_LOCK, .points = 8,
+	  CHAIN(6, K_SCHED, K(3), K(4), K(5), FAKE_IP_LIBC_MALLOC, MAIN) },
 	/* perf 200: epoll_wait */
-	{ FAKE_PID_PERF2, BLOCKED_OTHER, 5,
-	  { 5, K_SCHED, K(6), K(7), L(4), MAIN } },
+	{ .pid = FAKE_PID_PERF2, .cls = BLOCKED_OTHER, .points = 5,
+	  CHAIN(5, K_SCHED, K(6), K(7), L(4), MAIN) },
 	/* perf 200: reading a pipe */
-	{ FAKE_PID_PERF2, BLOCKED_OTHER, 4,
-	  { 5, K_SCHED, K(8), K(9), L(5), MAIN } },
+	{ .pid = FAKE_PID_PERF2, .cls = BLOCKED_OTHER, .points = 4,
+	  CHAIN(5, K_SCHED, K(8), K(9), L(5), MAIN) },
 	/* perf 200: preempted: waiting for a CPU wins over the chain */
-	{ FAKE_PID_PERF2, BLOCKED_SCHED, 2,
-	  { 4, K(19), K(8), K(9), MAIN } },
+	{ .pid = FAKE_PID_PERF2, .cls = BLOCKED_SCHED, .points = 2,
+	  CHAIN(4, K(19), K(8), K(9), MAIN) },
 	/* bash: accept */
-	{ FAKE_PID_BASH, BLOCKED_OTHER, 13,
-	  { 4, K_SCHED, K(20), L(9), BMAIN } },
+	{ .pid = FAKE_PID_BASH, .cls = BLOCKED_OTHER, .points = 13,
+	  CHAIN(4, K_SCHED, K(20), L(9), BMAIN) },
 	/* bash: nanosleep */
-	{ FAKE_PID_BASH, BLOCKED_OTHER, 12,
-	  { 5, K_SCHED, K(12), K(13), L(7), BMAIN } },
+	{ .pid = FAKE_PID_BASH, .cls = BLOCKED_OTHER, .points = 12,
+	  CHAIN(5, K_SCHED, K(12), K(13), L(7), BMAIN) },
 	/* bash: socket read */
-	{ FAKE_PID_BASH, BLOCKED_OTHER, 11,
-	  { 5, K_SCHED, K(21), K(22), L(10), BMAIN } },
+	{ .pid = FAKE_PID_BASH, .cls = BLOCKED_OTHER, .points = 11,
+	  CHAIN(5, K_SCHED, K(21), K(22), L(10), BMAIN) },
 	/* bash: a buffered read waiting for the disk */
-	{ FAKE_PID_BASH, BLOCKED_IO, 9,
-	  { 6, K(14), K(15), K(16), K(9), L(5), BMAIN } },
+	{ .pid = FAKE_PID_BASH, .cls = BLOCKED_IO, .points = 9,
+	  CHAIN(6, K(14), K(15), K(16), K(9), L(5), BMAIN) },
 	/* bash: waitpid */
-	{ FAKE_PID_BASH, BLOCKED_OTHER, 7,
-	  { 5, K_SCHED, K(10), K(11), L(6), BMAIN } },
+	{ .pid = FAKE_PID_BASH, .cls = BLOCKED_OTHER, .points = 7,
+	  CHAIN(5, K_SCHED, K(10), K(11), L(6), BMAIN) },
 	/* bash: nothing matches: named by the first non-scheduler kernel frame */
-	{ FAKE_PID_BASH, BLOCKED_OTHER, 1,
-	  { 5, K_SCHED, K(17), K(18), L(8), BMAIN } },
+	{ .pid = FAKE_PID_BASH, .cls = BLOCKED_OTHER, .points = 1,
+	  CHAIN(5, K_SCHED, K(17), K(18), L(8), BMAIN) },
 	/* bash: on CPU */
-	{ FAKE_PID_BASH, BLOCKED_ONCPU, 14,
-	  { 1, BMAIN } },
+	{ .pid = FAKE_PID_BASH, .cls = BLOCKED_ONCPU, .points = 14,
+	  CHAIN(1, BMAIN) },
 };
 
 static int add_extra_symbols(struct machine *machine, const char *dso_name,
@@ -158,64 +156,6 @@ static int add_extra_symbols(struct machine *machine, const char *dso_name,
 	}
 	dso__put(dso);
 	return 0;
-}
-
-static int add_hist_entries(struct hists *hists, struct machine *machine)
-{
-	struct evsel *evsel = hists_to_evsel(hists);
-	struct addr_location al;
-	struct perf_sample sample;
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(fake_samples); i++) {
-		struct hist_entry_iter iter = {
-			.evsel = evsel,
-			.sample = &sample,
-			.ops = &hist_iter_normal,
-			.hide_unresolved = false,
-		};
-
-		memset(&sample, 0, sizeof(sample));
-		sample.cpumode = PERF_RECORD_MISC_USER;
-		sample.pid = fake_samples[i].pid;
-		sample.tid = fake_samples[i].pid;
-		sample.ip = fake_samples[i].chain[1];
-		sample.callchain = (struct ip_callchain *)fake_samples[i].chain;
-		sample.blocked = fake_samples[i].cls;
-		sample.points = fake_samples[i].points;
-		sample.weight = fake_samples[i].points;
-		sample.period = fake_samples[i].points * PERIOD;
-
-		if (machine__resolve(machine, &al, &sample) < 0)
-			return TEST_FAIL;
-		if (hist_entry_iter__add(&iter, &al, sysctl_perf_event_max_stack,
-					 NULL) < 0) {
-			addr_location__put(&al);
-			return TEST_FAIL;
-		}
-		addr_location__put(&al);
-	}
-	return TEST_OK;
-}
-
-static void del_hist_entries(struct hists *hists)
-{
-	struct rb_root_cached *root_in, *root_out = &hists->entries;
-
-	root_in = hists__has(hists, need_collapse) ? &hists->entries_collapsed :
-						     hists->entries_in;
-	while (!RB_EMPTY_ROOT(&root_out->rb_root)) {
-		struct rb_node *node = rb_first_cached(root_out);
-		struct hist_entry *he = rb_entry(node, struct hist_entry, rb_node);
-
-		rb_erase_cached(node, root_out);
-		rb_erase_cached(&he->rb_node_in, root_in);
-		hist_entry__delete(he);
-	}
-	hists->stats.nr_samples = 0;
-	hists->stats.nr_non_filtered_samples = 0;
-	hists->stats.total_period = 0;
-	hists->stats.total_non_filtered_period = 0;
 }
 
 struct expect {
@@ -290,7 +230,8 @@ static int run_sort(const char *sort, const struct expect *exp, size_t n)
 	symbol_conf.cumulate_callchain = false;
 	if (setup_sorting(NULL) < 0)
 		goto out_exit;
-	if (add_hist_entries(evsel__hists(evsel), machine) == TEST_OK) {
+	if (add_fake_blocked_samples(evsel__hists(evsel), machine, fake_samples,
+				     ARRAY_SIZE(fake_samples), PERIOD) == TEST_OK) {
 		hists__collapse_resort(evsel__hists(evsel), NULL);
 		evsel__output_resort(evsel, NULL);
 		err = check_rows(evsel__hists(evsel), exp, n);
@@ -456,8 +397,16 @@ static int test__wait_rules_syntax(struct test_suite *test __maybe_unused,
 		{ "\n\nr kernel:a||b\n", "t:3: empty pattern (write NAME or NAME|NAME...)" },
 		{ "r class:disk\n", "t:1: unknown class (use io, lock, sched or other)" },
 		{ "r nocolon\n", "t:1: a condition is kernel:GLOB, user:GLOB or class:NAME" },
-		{ "@include x\n", "t:1: unknown directive (only @skip exists)" },
+		{ "@include x\n", "t:1: unknown directive (@skip and @kind exist)" },
 		{ "@skip\n", "t:1: @skip takes one GLOB|GLOB... list" },
+		{ "@kind\n", "t:1: @kind takes a kind and one REASON|REASON... list" },
+		{ "@kind idle\n", "t:1: @kind takes a kind and one REASON|REASON... list" },
+		{ "@kind idle a b\n", "t:1: @kind takes a kind and one REASON|REASON... list" },
+		{ "\n@kind busy a\n",
+		  "t:2: unknown kind (use idle, contended, io, runnable or other)" },
+		{ "@kind on-cpu a\n",
+		  "t:1: unknown kind (use idle, contended, io, runnable or other)" },
+		{ "@kind idle a||b\n", "t:1: empty pattern in @kind" },
 	};
 	size_t i;
 

@@ -4,7 +4,9 @@
  *
  * The tree is built from root ("all") to leaves.  Every node keeps how many
  * sampling points of each class (on-cpu, io, lock, sched, other) passed
- * through it; the node is drawn in the palette of the class with most.
+ * through it; the node is drawn in the palette of the class with most.  A
+ * leaf that names a wait reason ("[lock:mutex]") is drawn in the palette
+ * of the reason's kind instead (idle, contended, io, runnable, other).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,6 +24,7 @@
 #include "map.h"
 #include "symbol.h"
 #include "thread.h"
+#include "wait-reason.h"
 
 #define FG_MAX_DEPTH	512
 #define FG_WIDTH	1200
@@ -40,11 +43,13 @@ struct fg_node {
 	struct fg_node	*children;	/* singly linked, unsorted */
 	struct fg_node	*next;
 	u32		nr_children;
+	int		kind;		/* leaf of a wait reason: its wait_kind, else -1 */
 };
 
 struct blocked_fg {
 	struct fg_node	root;
 	int		max_depth;
+	bool		waits;		/* some leaf names a wait reason */
 };
 
 static const char * const class_frame[BLOCKED__NR] = {
@@ -60,6 +65,7 @@ struct blocked_fg *blocked_fg__new(void)
 	struct blocked_fg *fg = zalloc(sizeof(*fg));
 
 	if (fg) {
+		fg->root.kind = -1;
 		fg->root.name = strdup("all");
 		if (!fg->root.name)
 			zfree(&fg);
@@ -111,6 +117,7 @@ static struct fg_node *fg_node__child(struct fg_node *parent, const char *name)
 		free(c);
 		return NULL;
 	}
+	c->kind = -1;
 	c->next = parent->children;
 	parent->children = c;
 	parent->nr_children++;
@@ -126,6 +133,13 @@ static void fg_node__account(struct fg_node *node, int cls, u64 count)
 int blocked_fg__add_stack(struct blocked_fg *fg, const char * const *frames,
 			  int nr, int cls, u64 count)
 {
+	return blocked_fg__add_wait_stack(fg, frames, nr, cls, NULL, count);
+}
+
+int blocked_fg__add_wait_stack(struct blocked_fg *fg, const char * const *frames,
+			       int nr, int cls, const char *reason, u64 count)
+{
+	char leaf[256];
 	struct fg_node *node = &fg->root;
 	int i, depth = 0;
 
@@ -152,9 +166,15 @@ int blocked_fg__add_stack(struct blocked_fg *fg, const char * const *frames,
 		depth++;
 	}
 	if (class_frame[cls]) {
-		node = fg_node__child(node, class_frame[cls]);
+		if (reason)
+			snprintf(leaf, sizeof(leaf), "[%s:%s]", blocked__name(cls), reason);
+		node = fg_node__child(node, reason ? leaf : class_frame[cls]);
 		if (!node)
 			return -ENOMEM;
+		if (reason) {
+			node->kind = wait_reason__kind(reason);
+			fg->waits = true;
+		}
 		fg_node__account(node, cls, count);
 		depth++;
 	}
@@ -214,8 +234,10 @@ int blocked_fg__add_sample(struct blocked_fg *fg, struct perf_sample *sample,
 	frames[0] = thread__comm_str(al->thread) ?: "[unknown]";
 	for (i = 0; i < nr; i++)
 		frames[i + 1] = names[nr - 1 - i];
-	err = blocked_fg__add_stack(fg, frames, nr + 1, sample->blocked,
-				    blocked__points(sample->points));
+	err = blocked_fg__add_wait_stack(fg, frames, nr + 1, sample->blocked,
+					 sample->blocked == BLOCKED_ONCPU ? NULL :
+					 wait_reason__classify(al, evsel, sample),
+					 blocked__points(sample->points));
 	for (i = 0; i < nr; i++)
 		free(names[i]);
 	return err;
@@ -340,6 +362,39 @@ static void fg_color(int cls, const char *name, int *r, int *g, int *b)
 	}
 }
 
+/*
+ * Leaf frames of wait reasons, by kind: idle pale grey (nothing to do),
+ * contended red-magenta (the waits to look at), io blue, runnable green,
+ * other grey-aqua, as their classes.
+ */
+static void fg_kind_color(int kind, const char *name, int *r, int *g, int *b)
+{
+	unsigned int h = fg_hash(name);
+	int v1 = h % 32, v2 = (h >> 8) % 32;
+
+	switch (kind) {
+	case WAIT_KIND_IDLE:
+		*r = 200 + v1 / 2;
+		*g = 200 + v1 / 2;
+		*b = 205 + v2 / 2;
+		break;
+	case WAIT_KIND_CONTENDED:
+		*r = 215 + v1;
+		*g = 30 + v2;
+		*b = 110 + v1;
+		break;
+	case WAIT_KIND_IO:
+		fg_color(BLOCKED_IO, name, r, g, b);
+		break;
+	case WAIT_KIND_RUNNABLE:
+		fg_color(BLOCKED_SCHED, name, r, g, b);
+		break;
+	default:
+		fg_color(BLOCKED_OTHER, name, r, g, b);
+		break;
+	}
+}
+
 static const char *fg_entity(char c)
 {
 	switch (c) {
@@ -395,7 +450,10 @@ static int fg_node__svg(struct fg_svg *svg, struct fg_node *node, double x,
 
 	y = svg->height - FG_PAD_BOTTOM - (depth + 1) * FG_FRAME_H;
 	cls = fg_node__class(node);
-	fg_color(cls, node->name, &r, &g, &b);
+	if (node->kind >= 0)
+		fg_kind_color(node->kind, node->name, &r, &g, &b);
+	else
+		fg_color(cls, node->name, &r, &g, &b);
 
 	fputs("<g><title>", svg->fp);
 	fg_escape(svg->fp, node->name, 4096);
@@ -406,8 +464,12 @@ static int fg_node__svg(struct fg_svg *svg, struct fg_node *node, double x,
 			fprintf(svg->fp, "; %s %.1f%%", blocked__name(i),
 				100.0 * node->cls[i] / node->total);
 	}
-	fprintf(svg->fp, ")</title><rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\"/>",
-		blocked__name(cls), x, y, w, FG_FRAME_H - 1, r, g, b);
+	if (node->kind >= 0)
+		fprintf(svg->fp, "; wait %s", wait_kind__name(node->kind));
+	fprintf(svg->fp, ")</title><rect class=\"%s%s%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\"/>",
+		blocked__name(cls), node->kind >= 0 ? " wait-" : "",
+		node->kind >= 0 ? wait_kind__name(node->kind) : "",
+		x, y, w, FG_FRAME_H - 1, r, g, b);
 	chars = (size_t)((w - 6) / FG_FONT_W);
 	if (chars >= 3) {
 		fprintf(svg->fp, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + 11.5);
@@ -479,6 +541,24 @@ int blocked_fg__write_svg(struct blocked_fg *fg, FILE *fp, const char *title)
 			lx, r, g, b, lx + 15, blocked__name(cls),
 			100.0 * fg->root.cls[cls] / fg->root.total);
 		lx += 105;
+	}
+	/* leaves of wait reasons: the two kinds with colours of their own */
+	if (fg->waits) {
+		static const int kinds[] = { WAIT_KIND_CONTENDED, WAIT_KIND_IDLE, };
+
+		fprintf(fp, "<text class=\"note\" x=\"%.0f\" y=\"62\">[class:wait] leaves:</text>\n",
+			lx + 10);
+		lx += 10 + 21 * FG_FONT_W;
+		for (i = 0; i < (int)ARRAY_SIZE(kinds); i++) {
+			int r, g, b;
+
+			fg_kind_color(kinds[i], "legend", &r, &g, &b);
+			fprintf(fp, "<rect x=\"%.0f\" y=\"52\" width=\"12\" height=\"12\" fill=\"rgb(%d,%d,%d)\"/>",
+				lx, r, g, b);
+			fprintf(fp, "<text class=\"note\" x=\"%.0f\" y=\"62\">%s</text>\n",
+				lx + 15, wait_kind__name(kinds[i]));
+			lx += 90;
+		}
 	}
 
 	err = fg_node__svg(&svg, &fg->root, FG_PAD_SIDE, 0);

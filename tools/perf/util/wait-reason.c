@@ -55,11 +55,28 @@ struct wait_rule {
 	size_t			nr_conds;
 };
 
+/* An @kind line's list, one glob of reasons each, in table order. */
+struct wait_kind_glob {
+	char			*glob;
+	enum wait_kind		kind;
+};
+
+static const char * const kind_names[WAIT_KIND__NR] = {
+	[WAIT_KIND_ONCPU]	= "on-cpu",
+	[WAIT_KIND_IDLE]	= "idle",
+	[WAIT_KIND_CONTENDED]	= "contended",
+	[WAIT_KIND_IO]		= "io",
+	[WAIT_KIND_RUNNABLE]	= "runnable",
+	[WAIT_KIND_OTHER]	= "other",
+};
+
 static struct {
 	struct wait_rule	*rules;
 	size_t			nr_rules;
 	char			**skip;		/* kernel frames unknown: skips */
 	size_t			nr_skip;
+	struct wait_kind_glob	*kinds;		/* @kind lists */
+	size_t			nr_kinds;
 	bool			defaults;	/* the built-in table is loaded */
 	char			**strings;	/* interned reason names */
 	size_t			nr_strings;
@@ -102,6 +119,15 @@ static void free_globs(char **globs, size_t nr)
 	free(globs);
 }
 
+static void free_kinds(struct wait_kind_glob *kinds, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		free(kinds[i].glob);
+	free(kinds);
+}
+
 static void free_rule(struct wait_rule *rule)
 {
 	size_t i;
@@ -119,10 +145,13 @@ void wait_rules__reset(void)
 		free_rule(&wr.rules[i]);
 	free(wr.rules);
 	free_globs(wr.skip, wr.nr_skip);
+	free_kinds(wr.kinds, wr.nr_kinds);
 	wr.rules = NULL;
 	wr.skip = NULL;
+	wr.kinds = NULL;
 	wr.nr_rules = 0;
 	wr.nr_skip = 0;
+	wr.nr_kinds = 0;
 	wr.defaults = false;
 	last_error[0] = '\0';
 	/* interned strings stay: hist entries may point to them */
@@ -224,14 +253,58 @@ static int parse_cond(char *tok, struct wait_cond *cond, const char **why)
 	return 0;
 }
 
-/* Parse one non-empty line into rule (or the @skip list). */
+/* "@kind KIND REASON|REASON...": append to the kind lists. */
+static int parse_kind(char **save, struct wait_kind_glob **kinds,
+		      size_t *nr_kinds, const char **why)
+{
+	char *name = strtok_r(NULL, " \t\r", save);
+	char *list = name ? strtok_r(NULL, " \t\r", save) : NULL;
+	char **globs;
+	size_t nr, i;
+	int kind;
+
+	if (!list || strtok_r(NULL, " \t\r", save)) {
+		*why = "@kind takes a kind and one REASON|REASON... list";
+		return -1;
+	}
+	for (kind = WAIT_KIND_IDLE; kind < WAIT_KIND__NR; kind++)
+		if (!strcmp(name, kind_names[kind]))
+			break;
+	if (kind == WAIT_KIND__NR) {
+		*why = "unknown kind (use idle, contended, io, runnable or other)";
+		return -1;
+	}
+	if (split_globs(list, &globs, &nr)) {
+		*why = "empty pattern in @kind";
+		return -1;
+	}
+	for (i = 0; i < nr; i++) {
+		struct wait_kind_glob *n = realloc(*kinds, (*nr_kinds + 1) * sizeof(*n));
+
+		if (!n) {
+			free_globs(globs + i, nr - i);
+			*why = "out of memory";
+			return -1;
+		}
+		*kinds = n;
+		(*kinds)[*nr_kinds].glob = globs[i];
+		(*kinds)[(*nr_kinds)++].kind = kind;
+	}
+	free(globs);
+	return 1;	/* no rule */
+}
+
+/* Parse one non-empty line into rule (or the @skip or @kind lists). */
 static int parse_line(char *line, struct wait_rule *rule, char ***skip,
-		      size_t *nr_skip, const char **why)
+		      size_t *nr_skip, struct wait_kind_glob **kinds,
+		      size_t *nr_kinds, const char **why)
 {
 	char *save = NULL, *tok;
 
 	memset(rule, 0, sizeof(*rule));
 	tok = strtok_r(line, " \t\r", &save);
+	if (!strcmp(tok, "@kind"))
+		return parse_kind(&save, kinds, nr_kinds, why);
 	if (!strcmp(tok, "@skip")) {
 		char **globs;
 		size_t nr, i;
@@ -260,7 +333,7 @@ static int parse_line(char *line, struct wait_rule *rule, char ***skip,
 		return 1;	/* no rule */
 	}
 	if (*tok == '@') {
-		*why = "unknown directive (only @skip exists)";
+		*why = "unknown directive (@skip and @kind exist)";
 		return -1;
 	}
 	if (!valid_reason(tok)) {
@@ -294,7 +367,8 @@ err:
 int wait_rules__parse(const char *text, const char *name)
 {
 	struct wait_rule *rules = NULL;
-	size_t nr_rules = 0, nr_skip = 0, lineno = 0;
+	size_t nr_rules = 0, nr_skip = 0, nr_kinds = 0, lineno = 0;
+	struct wait_kind_glob *kinds = NULL;
 	char **skip = NULL;
 	const char *p = text, *why = NULL;
 	int err = 0;
@@ -324,7 +398,8 @@ int wait_rules__parse(const char *text, const char *name)
 		/* trailing CR of DOS files */
 		if (s[strlen(s) - 1] == '\r')
 			s[strlen(s) - 1] = '\0';
-		ret = parse_line(s, &rule, &skip, &nr_skip, &why);
+		ret = parse_line(s, &rule, &skip, &nr_skip, &kinds, &nr_kinds,
+				 &why);
 		free(line);
 		if (ret < 0) {
 			err = -EINVAL;
@@ -353,6 +428,7 @@ int wait_rules__parse(const char *text, const char *name)
 			free_rule(&rules[i]);
 		free(rules);
 		free_globs(skip, nr_skip);
+		free_kinds(kinds, nr_kinds);
 		return err;
 	}
 	if (nr_rules) {
@@ -376,6 +452,17 @@ int wait_rules__parse(const char *text, const char *name)
 		wr.nr_skip += nr_skip;
 	}
 	free(skip);
+	if (nr_kinds) {
+		struct wait_kind_glob *n = realloc(wr.kinds, (wr.nr_kinds + nr_kinds) *
+						   sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		wr.kinds = n;
+		memcpy(wr.kinds + wr.nr_kinds, kinds, nr_kinds * sizeof(*kinds));
+		wr.nr_kinds += nr_kinds;
+	}
+	free(kinds);
 	return 0;
 }
 
@@ -502,6 +589,24 @@ const char *wait_reason__match(int cls, const struct wait_frames *frames)
 			return rule->reason;
 	}
 	return unknown_reason(frames);
+}
+
+const char *wait_kind__name(enum wait_kind kind)
+{
+	return kind < WAIT_KIND__NR ? kind_names[kind] : "?";
+}
+
+enum wait_kind wait_reason__kind(const char *reason)
+{
+	size_t i;
+
+	if (!strcmp(reason, WAIT_REASON_ONCPU))
+		return WAIT_KIND_ONCPU;
+	load_defaults();
+	for (i = 0; i < wr.nr_kinds; i++)
+		if (!fnmatch(wr.kinds[i].glob, reason, 0))
+			return wr.kinds[i].kind;
+	return WAIT_KIND_OTHER;
 }
 
 static struct callchain_cursor wait_cursor;

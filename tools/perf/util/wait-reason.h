@@ -25,6 +25,33 @@ extern const char bperf_wait_rules_default[];
 #define WAIT_REASON_ONCPU	"on-cpu"
 
 /*
+ * What a reason means for the thread that waits, set by the table's @kind
+ * lines: on the CPU, idle (waiting for work or an event: a condition
+ * variable, epoll, accept, a sleep, ...), contended (waiting for a lock
+ * another thread holds), I/O, runnable (waiting for a CPU) or other (the
+ * rest, unknown reasons included).
+ */
+enum wait_kind {
+	WAIT_KIND_ONCPU,
+	WAIT_KIND_IDLE,
+	WAIT_KIND_CONTENDED,
+	WAIT_KIND_IO,
+	WAIT_KIND_RUNNABLE,
+	WAIT_KIND_OTHER,
+	WAIT_KIND__NR,
+};
+
+/* "on-cpu", "idle", "contended", "io", "runnable", "other" */
+const char *wait_kind__name(enum wait_kind kind);
+
+/*
+ * The kind of a reason: on-cpu for "on-cpu", else that of the first @kind
+ * line whose list matches the reason, else other.  Loads the default rules
+ * on first use.
+ */
+enum wait_kind wait_reason__kind(const char *reason);
+
+/*
  * Parse rules from text (name and first line number are used in error
  * messages).  Rules added by earlier calls are tried first.  Returns 0, or
  * -EINVAL after printing "NAME:LINE: problem" for the first bad line (no

@@ -49,7 +49,7 @@ notip() { grep -v '^# (Tip:'; }
 # --- 1. bperf test suites -----------------------------------------------------
 out=$("$BPERF" test 'Blocked samples' 2>&1)
 n_ok=$(grep -c ': Ok$' <<<"$out")
-check "bperf test: the 7 blocked sample and wait reason suites pass ($n_ok/7)" [ "$n_ok" -eq 7 ] ||
+check "bperf test: the 10 blocked sample and wait reason suites pass ($n_ok/10)" [ "$n_ok" -eq 10 ] ||
 	grep -v ': Ok$' <<<"$out" | grep -i 'blocked' | diag
 out=$("$BPERF" test 'Filter samples by thread' 2>&1)
 check "bperf test: 'Filter samples by thread: rows match the per-thread sort'" grep -q ': Ok$' <<<"$out" ||
@@ -191,6 +191,25 @@ nbadsw=$(awk '{ split($(NF-1), a, ":");
 check "script -F wait: the $nsw sched samples are cpu, on-CPU ones on-cpu, no other ($nbadsw wrong)" \
 	bash -c "[ $nsw -gt 0 ] && [ $nbadsw -eq 0 ]"
 
+# --wait-summary: one row for the one thread, its points are all the points,
+# on-cpu and runnable (the sched samples: rule cpu, kind runnable) shares
+# are exact, the six shares add up to 100 %
+"$BPERF" report -i blk.data --wait-summary >ws.out 2>&1
+wpts=$(awk '!/^#/ && NF > 10 { s += $4 } END { print s + 0 }' ws.out)
+nrow=$(awk '!/^#/ && NF > 10 && $3 == "work"' ws.out | wc -l)
+check "report --wait-summary: one work row, points sum to $total (got $wpts, rows $nrow)" \
+	bash -c "[ '$wpts' = '$total' ] && [ $nrow -eq 1 ]" || diag <ws.out
+for pair in on-cpu:5:on-cpu runnable:9:sched; do
+	kind=${pair%%:*} col=${pair#*:} col=${col%%:*} cls=${pair##*:}
+	want=$(awk -v c=$cls -v t=$total '$1 == c { printf "%.1f", 100 * $2 / t }' expect.txt)
+	got=$(awk -v c=$col '!/^#/ && $3 == "work" { sub("%", "", $c); print $c }' ws.out)
+	check "report --wait-summary: work's $kind share is its $cls points ($want%, got ${got:-none}%)" \
+		awk -v g="${got:--1}" -v w="${want:-0}" 'BEGIN { exit !(g - w < 0.06 && w - g < 0.06) }'
+done
+wsumpct=$(awk '!/^#/ && $3 == "work" { for (i = 5; i <= 10; i++) { sub("%", "", $i); s += $i } } END { print s + 0 }' ws.out)
+check "report --wait-summary: the six kinds add up to 100% ($wsumpct)" \
+	awk -v s="$wsumpct" 'BEGIN { exit !(s > 99.7 && s < 100.3) }'
+
 # children: every blocked sample's stack reaches main, so main's [I] row has
 # Children = io share
 io_pct=$(awk '$1 == "io" { print $2 }' rep.txt)
@@ -207,8 +226,8 @@ nexp=$("$BPERF" script -i blk.data -F comm,tid,time,blocked --blocked-expand 2>/
 check "script --blocked-expand: one line per sampling point ($nexp = $total)" [ "$nexp" = "$total" ]
 fsum=$("$BPERF" script -i blk.data --folded 2>/dev/null | awk '{ s += $NF } END { print s }')
 check "script --folded: counts sum to $total (got $fsum)" [ "$fsum" = "$total" ]
-check "script --folded: blocked stacks reach main and end in their subclass" \
-	bash -c "'$BPERF' script -i blk.data --folded 2>/dev/null | grep -q '^work;.*main;.*;\[io\] [0-9]*$'"
+check "script --folded: blocked stacks reach main and end in their subclass and wait" \
+	bash -c "'$BPERF' script -i blk.data --folded 2>/dev/null | grep -q '^work;.*main;.*;\[io:io[a-z-]*\] [0-9]*$'"
 "$BPERF" script -i blk.data --flamegraph fg.svg >fg.out 2>&1
 rc=$?
 check "script --flamegraph: exit 0 and an SVG" bash -c "[ $rc -eq 0 ] && head -c 200 fg.svg | grep -q '<svg'"
@@ -218,10 +237,14 @@ ns = '{http://www.w3.org/2000/svg}'
 root = E.parse(sys.argv[1]).getroot()
 titles = [g.find(ns + 'title').text for g in root.iter(ns + 'g')]
 assert titles[0].startswith('all (%s samples' % sys.argv[2]), titles[0]
-classes = set(r.get('class') for r in root.iter(ns + 'rect')) - {None}
+rects = set(r.get('class') for r in root.iter(ns + 'rect')) - {None}
+classes = set(c.split()[0] for c in rects)
+kinds = set(c.split()[1] for c in rects if len(c.split()) > 1)
 # frames take the colour of their dominant class; blocked classes carry
-# most points in the synthetic mix, so they must all show up
-assert {'io', 'lock', 'sched', 'other'} <= classes <= {'on-cpu', 'io', 'lock', 'sched', 'other'}, classes
+# most points in the synthetic mix, so they must all show up; the leaves
+# of blocked stacks carry the kind of their wait, never on-cpu
+assert {'io', 'lock', 'sched', 'other'} <= classes <= {'on-cpu', 'io', 'lock', 'sched', 'other'}, rects
+assert kinds and kinds <= {'wait-idle', 'wait-contended', 'wait-io', 'wait-runnable', 'wait-other'}, rects
 legend = ' '.join(t.text or '' for t in root.iter(ns + 'text'))
 for c in ('on-cpu', 'io', 'lock', 'sched', 'other'):
     assert c + ' ' in legend, c

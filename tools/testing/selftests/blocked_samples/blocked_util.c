@@ -517,24 +517,43 @@ uint64_t bs_max_weight(const struct bs_samples *smp, int tid, enum bs_class c)
 	return max;
 }
 
-uint64_t bs_offcpu_ns(const struct bs_samples *smp, int tid, size_t *nr)
+/*
+ * Walk @tid's off-CPU intervals by its switch records (all tids if @tid < 0):
+ * each switch-in that follows a switch-out is one interval, reported with
+ * the two times in *out and *in (in < out is possible and left to the
+ * caller).  *pos starts at 0; returns false when there are no more.
+ */
+static bool bs_next_offcpu(const struct bs_samples *smp, int tid, size_t *pos,
+			   uint64_t *out, uint64_t *in)
 {
-	uint64_t sum = 0, out = 0;
-	size_t i, n = 0;
+	uint64_t last_out = 0;
 
-	for (i = 0; i < smp->nr_sw; i++) {
-		const struct bs_switch *sw = &smp->sw[i];
+	for (; *pos < smp->nr_sw; (*pos)++) {
+		const struct bs_switch *sw = &smp->sw[*pos];
 
 		if (tid >= 0 && sw->tid != (uint32_t)tid)
 			continue;
 		if (sw->out) {
-			out = sw->time;
-		} else if (out) {
-			if (sw->time > out)
-				sum += sw->time - out;
-			out = 0;
-			n++;
+			last_out = sw->time;
+		} else if (last_out) {
+			*out = last_out;
+			*in = sw->time;
+			(*pos)++;
+			return true;
 		}
+	}
+	return false;
+}
+
+uint64_t bs_offcpu_ns(const struct bs_samples *smp, int tid, size_t *nr)
+{
+	uint64_t sum = 0, out, in;
+	size_t pos = 0, n = 0;
+
+	while (bs_next_offcpu(smp, tid, &pos, &out, &in)) {
+		if (in > out)
+			sum += in - out;
+		n++;
 	}
 	if (nr)
 		*nr = n;
@@ -545,30 +564,19 @@ void bs_offcpu_bounds(const struct bs_samples *smp, int tid, uint64_t from,
 		      uint64_t to, uint64_t period, uint64_t slack,
 		      struct bs_offcpu *o)
 {
-	uint64_t out = 0, len;
-	size_t i;
+	uint64_t out, in, len;
+	size_t pos = 0;
 
 	memset(o, 0, sizeof(*o));
-	for (i = 0; i < smp->nr_sw; i++) {
-		const struct bs_switch *sw = &smp->sw[i];
-
-		if (tid >= 0 && sw->tid != (uint32_t)tid)
+	while (bs_next_offcpu(smp, tid, &pos, &out, &in)) {
+		if (out < from || (to && in > to) || in <= out)
 			continue;
-		if (sw->out) {
-			out = sw->time;
-			continue;
-		}
-		if (!out)
-			continue;
-		if (out >= from && (!to || sw->time <= to) && sw->time > out) {
-			len = sw->time - out;
-			o->ns += len;
-			o->nr++;
-			o->max_points += len / period + 1;
-			if (len > slack)
-				o->min_points += (len - slack) / period;
-		}
-		out = 0;
+		len = in - out;
+		o->ns += len;
+		o->nr++;
+		o->max_points += len / period + 1;
+		if (len > slack)
+			o->min_points += (len - slack) / period;
 	}
 }
 

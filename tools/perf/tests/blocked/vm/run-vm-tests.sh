@@ -22,7 +22,14 @@
 #   - with --call-graph dwarf (Debian's glibc, no frame pointers) the user
 #     callchain of blocked samples reaches main;
 #   - `bperf record sleep 2` reports about 2000 samples (at least 1900, at
-#     most the wall time of the record).
+#     most the wall time of the record);
+#   - server.c and server-cxx.cpp, built like a server (idle pool workers on
+#     a condition variable, clients contending on one mutex, epoll, a
+#     sleeper, a pipe reader), recorded with --call-graph dwarf: at least 90%
+#     of each thread's off-CPU points carry its true wait reason, its
+#     off-CPU points match the off-CPU time it measured itself, no idle
+#     worker's wait is called mutex, and --wait-summary calls the workers
+#     idle and the clients contended.
 # Every phase lasts SCALE ms of wall or CPU time, never a fixed amount of
 # work, and every expected share is the program's own measurement in the
 # same run, so neither the guest's speed (TCG) nor its CPU count matters.
@@ -128,13 +135,72 @@ check "flame graph written to $OUT/phases-flamegraph.svg" \
 # --- dwarf unwinding of blocked samples reaches main ---------------------------
 "$BPERF" record --call-graph dwarf -o dw.data ./phases -s $((SCALE / 2)) -d "$DEVICE" >/dev/null 2>&1
 "$BPERF" script -i dw.data --folded 2>/dev/null | grep '^ph-main;' >folded.txt
-read -r blk reach <<<"$(awk '/;\[(io|lock|sched|other)\] [0-9]+$/ {
+read -r blk reach <<<"$(awk '/;\[(io|lock|sched|other)(:[^];]*)?\] [0-9]+$/ {
 	b += $NF; if ($0 ~ /;main;/) r += $NF } END { print b + 0, r + 0 }' folded.txt)"
 check "dwarf: blocked points of ph-main whose user stack reaches main: $reach of $blk (>= 90%)" \
 	awk -v b="$blk" -v r="$reach" 'BEGIN { exit !(b > 0 && r >= 0.9 * b) }'
 for cls in io lock other; do
 	check "dwarf: some [$cls] stack goes main -> phase_*" \
-		grep -Eq ";main;phase_[a-z]+;.*\[$cls\] [0-9]+$" folded.txt
+		grep -Eq ";main;phase_[a-z]+;.*\[$cls(:[^];]*)?\] [0-9]+$" folded.txt
+done
+
+# --- a server-like program: each thread's wait is known by construction ------
+# server.c (pthreads) and server-cxx.cpp (std::mutex, std::condition_variable),
+# both -O2, recorded with DWARF user stacks so that the primitive is found
+# through Debian's glibc, which has no frame pointers.  Each thread's off-CPU
+# time is measured by the program (wall - CLOCK_THREAD_CPUTIME_ID).  The
+# runnable time after each wake-up ([S], reason cpu) is a wait for a CPU,
+# not for the primitive: the share of the true wait is taken of the other
+# off-CPU points, and the cpu points are shown.  The holder naps while it
+# holds the mutex and competes for it with the clients: sleep or mutex.
+SRV_MS=${SRV_MS:-$((SCALE * 5))}
+gcc -O2 -g -pthread -o server "$here/server.c" &&
+	g++ -O2 -g -pthread -o server-cxx "$here/server-cxx.cpp" ||
+	bad "compile server.c and server-cxx.cpp"
+true_wait() {
+	case $1 in
+	*-idle*) echo condition ;; *-client*) echo mutex ;; *-holder) echo sleep/mutex ;;
+	srv-epoll) echo epoll ;; srv-sleep) echo sleep ;; srv-pipe) echo pipe-read ;;
+	esac
+}
+for prog in server server-cxx; do
+	[ -x ./$prog ] || continue
+	"$BPERF" record --call-graph dwarf -o $prog.data ./$prog -s "$SRV_MS" \
+		>$prog.txt 2>$prog.err
+	rc=$?
+	check "record $prog -s $SRV_MS with --call-graph dwarf (rc=$rc)" [ $rc -eq 0 ] ||
+		diag <$prog.err
+	# rows: "  12.34%  1234  srv-idle0  condition"
+	"$BPERF" report -i $prog.data --stdio --no-children --sort comm,wait -n -g none \
+		2>/dev/null | awk '/^ +[0-9.]+%/ { print $3, $4, $2 }' >$prog.cw
+	"$BPERF" report -i $prog.data --wait-summary 2>/dev/null >$prog.ws
+	cp $prog.cw "$OUT/$prog-comm-wait.txt" 2>/dev/null
+	cp $prog.ws "$OUT/$prog-wait-summary.txt" 2>/dev/null
+	diag <$prog.ws
+	while read -r _ name _ wall _ cpu; do
+		want=$(true_wait "$name")
+		read -r blk hit mtx run <<<"$(awk -v n="$name" -v w="/$want/" '$1 == n && $2 != "on-cpu" {
+			b += $3; if (index(w, "/" $2 "/")) h += $3; if ($2 == "mutex") m += $3
+			if ($2 == "cpu") r += $3 }
+			END { print b + 0, h + 0, m + 0, r + 0 }' $prog.cw)"
+		off=$(awk -v w="$wall" -v c="$cpu" 'BEGIN { printf "%.0f", w - c }')
+		check "$prog: $name: $hit of its $((blk - run)) off-CPU points not runnable are $want (>= 90%; $run runnable)" \
+			awk -v b="$((blk - run))" -v h="$hit" 'BEGIN { exit !(b > 0 && h >= 0.9 * b) }' ||
+			awk -v n="$name" '$1 == n' $prog.cw | diag
+		check "$prog: $name: $blk off-CPU points for the $off ms it measured off CPU (10% + 20)" \
+			awk -v b="$blk" -v o="$off" 'BEGIN { d = b - o; if (d < 0) d = -d; exit !(d <= 0.1 * o + 20) }'
+		case $name in *-idle*)
+			check "$prog: $name: no condition wait reported as mutex ($mtx points)" \
+				awk -v m="$mtx" -v b="$blk" 'BEGIN { exit !(m <= 0.01 * b) }'
+			verdict=$(awk -v n="$name" '!/^#/ && $3 == n { print $11 }' $prog.ws)
+			check "$prog: $name: --wait-summary says idle (${verdict:-none})" \
+				[ "$verdict" = idle ] ;;
+		*-client*)
+			verdict=$(awk -v n="$name" '!/^#/ && $3 == n { print $11 }' $prog.ws)
+			check "$prog: $name: --wait-summary says contended (${verdict:-none})" \
+				[ "$verdict" = contended ] ;;
+		esac
+	done <$prog.txt
 done
 
 finish
