@@ -188,12 +188,13 @@ static inline bool perf_blocked_ctx_noswap(struct perf_event_context *ctx,
 /*
  * The task-clock hrtimer fired for an on-CPU sample of a blocked event.
  * The sample stands for every grid point that passed since the previous
- * one: 1 when the timer was on time, more when its interrupt came late (a
- * long irqs-off section, a virtual CPU that was not running), plus those
- * that fell due while the timer was being cancelled at a switch-out (see
- * perf_blocked_event_del()).  Forwarding the timer here both counts them
- * and keeps the grid's phase; the caller's own forward then finds nothing
- * left to do.
+ * one, up to now and no further: 1 when the timer was on time, more when
+ * its interrupt came late (a long irqs-off section, a virtual CPU that was
+ * not running).  Points whose interrupt the task did not stay on the CPU
+ * for were emitted where it left (see perf_blocked_event_del()), so none
+ * is carried into code that runs later.  Forwarding the timer here both
+ * counts them and keeps the grid's phase; the caller's own forward then
+ * finds nothing left to do.
  */
 static inline void perf_blocked_oncpu_sample(struct perf_event *event,
 					     struct perf_sample_data *data,
@@ -205,8 +206,6 @@ static inline void perf_blocked_oncpu_sample(struct perf_event *event,
 		return;
 
 	points = hrtimer_forward_now(timer, ns_to_ktime(period)) ?: 1;
-	points += event->hw.blocked_owed;
-	event->hw.blocked_owed = 0;
 	data->period = points * event->hw.sample_period;
 	if (event->attr.sample_type & PERF_SAMPLE_WEIGHT) {
 		data->weight.full = points;

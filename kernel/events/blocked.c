@@ -29,7 +29,8 @@
  *    touch tasks with a perf context, see <linux/perf_blocked.h>.  No
  *    list of events is walked on a switch.
  *  - pmu::del() of each blocked event remembers which switch-out it saw
- *    (the task's stamp); pmu::add() computes the split and emits;
+ *    (the task's stamp), and emits the on-CPU points its held-off timer
+ *    did not sample; pmu::add() computes the split and emits;
  *    pmu::start() restarts the hrtimer at the grid's next point, so the
  *    time spent emitting does not shift it.  The grid phase stays in the
  *    event, so several blocked events on one task (a recorder and a
@@ -244,53 +245,6 @@ int perf_blocked_event_init(struct perf_event *event)
 	return 0;
 }
 
-/*
- * @left <= 0: the grid's next point is already due.  Such points passed
- * while the task was on the CPU (its timer interrupt held off on the way
- * out, a virtual CPU that ran late, or pmu::add() emitting): the next
- * on-CPU sample carries them, and the grid goes on from its first point
- * still ahead, which this returns the time to.
- */
-static s64 perf_blocked_catch_up(struct hw_perf_event *hwc, s64 left)
-{
-	u64 due;
-
-	if (left > 0)
-		return left;
-	due = div64_u64(-left, hwc->sample_period) + 1;
-	hwc->blocked_owed += due;
-	return left + due * hwc->sample_period;
-}
-
-/*
- * pmu::del(), after the hrtimer was cancelled and hw.period_left holds the
- * time to the next sampling point.  Only a context switch (perf core
- * stamped the task's switch-out, perf_blocked_sched_out()) starts an
- * interval; the event remembers the stamp of the switch-out it saw.
- */
-void perf_blocked_event_del(struct perf_event *event)
-{
-	struct hw_perf_event *hwc = &event->hw;
-	s64 left = local64_read(&hwc->period_left);
-	u64 out = current->blocked_out_ts;
-
-	if (out) {
-		/*
-		 * period_left was read before hrtimer_cancel(); the timer's
-		 * expiry is the next point itself, so the off-CPU grid does
-		 * not lose the time the cancel took.
-		 */
-		left = ktime_to_ns(hrtimer_get_expires(&hwc->hrtimer)) -
-		       (s64)out;
-	}
-
-	if (hwc->sample_period)
-		local64_set(&hwc->period_left, perf_blocked_catch_up(hwc, left));
-
-	hwc->blocked_next = 0;
-	hwc->blocked_out = out;
-}
-
 /* Sampling points in (0, len] when the first one is at @first. */
 static u64 perf_blocked_points(u64 len, u64 first, u64 period)
 {
@@ -489,6 +443,73 @@ perf_blocked_context(struct perf_event *event, struct pt_regs *regs)
 }
 
 /*
+ * On-CPU grid points that fell due while the hrtimer was held off (an
+ * interrupts-off section, the scheduler on the way out, a virtual CPU that
+ * did not run) and that the cancel in pmu::del() took from it.  The task
+ * spent that time right here, on its way to where it is now: emit them at
+ * once as one on-CPU sample with the task's present IP and callchain (as
+ * for a blocked sample: the caller of the scheduler, or the syscall site
+ * with exclude_kernel), not with the next on-CPU sample, which may be
+ * taken in other code.
+ */
+static void perf_blocked_emit_due(struct perf_event *event, u64 points)
+{
+	struct perf_callchain_entry *callchain;
+	struct pt_regs regs = {};
+
+	if (event->attr.exclude_kernel && event->attr.exclude_user)
+		return;
+
+	rcu_read_lock();
+	callchain = perf_blocked_context(event, &regs);
+	if (callchain)
+		perf_blocked_output(event, PERF_BLOCKED_NONE, points,
+				    event->clock(), &regs, callchain);
+	rcu_read_unlock();
+}
+
+/*
+ * pmu::del(), after the hrtimer was cancelled and hw.period_left holds the
+ * time to the next sampling point.  Only a context switch (perf core
+ * stamped the task's switch-out, perf_blocked_sched_out()) starts an
+ * interval; the event remembers the stamp of the switch-out it saw.
+ */
+void perf_blocked_event_del(struct perf_event *event)
+{
+	struct hw_perf_event *hwc = &event->hw;
+	s64 left = local64_read(&hwc->period_left);
+	u64 out = current->blocked_out_ts;
+	u64 period = hwc->sample_period, due;
+
+	if (out) {
+		/*
+		 * period_left was read before hrtimer_cancel(); the timer's
+		 * expiry is the next point itself, so the off-CPU grid does
+		 * not lose the time the cancel took.
+		 */
+		left = ktime_to_ns(hrtimer_get_expires(&hwc->hrtimer)) -
+		       (s64)out;
+	}
+
+	if (period) {
+		/*
+		 * left <= 0: points fell due before the switch-out (or the
+		 * disable) and were not sampled.  The grid goes on from its
+		 * first point still ahead.
+		 */
+		if (left <= 0) {
+			due = div64_u64(-left, period) + 1;
+			left += due * period;
+			perf_blocked_emit_due(event, due);
+		}
+		local64_set(&hwc->period_left, left);
+	}
+
+	hwc->blocked_next = 0;
+	hwc->blocked_out = out;
+}
+
+/*
  * pmu::add(), before the hrtimer is started: if the task is coming back
  * from an off-CPU interval this event measured, emit its samples and set
  * hw.period_left so the grid continues where it would have been.
@@ -580,21 +601,22 @@ resume:
 /*
  * task-clock pmu::start() right after perf_blocked_event_add() measured an
  * interval: start the hrtimer at the grid's next point itself, so that the
- * grid does not fall behind by the time add() took.  Points that fell due
- * meanwhile are on-CPU time.  Returns false if there is no such point; the
- * caller then starts the timer from period_left as usual.
+ * grid does not fall behind by the time add() took.  If emitting took the
+ * task past that point, the timer fires as soon as interrupts are enabled
+ * again, in the task's own switch-in, and its sample weighs the points up
+ * to then: on-CPU time, charged where it was spent.  Returns false if there
+ * is no such point; the caller then starts the timer from period_left as
+ * usual.
  */
 bool perf_blocked_start_hrtimer(struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
-	u64 next = hwc->blocked_next, now;
+	u64 next = hwc->blocked_next;
 
 	if (!next)
 		return false;
 	hwc->blocked_next = 0;
 
-	now = ktime_get_mono_fast_ns();
-	next = now + perf_blocked_catch_up(hwc, (s64)(next - now));
 	local64_set(&hwc->period_left, 0);
 	hrtimer_start(&hwc->hrtimer, ns_to_ktime(next),
 		      HRTIMER_MODE_ABS_PINNED_HARD);
