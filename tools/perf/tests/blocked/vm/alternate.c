@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A thread that alternates O_DIRECT reads and pure computing, for checking
+ * that bperf charges on-CPU time to the phase that spent it.
+ *
+ *   alternate [-t RUN_MS] [-i IO_MS] [-c CPU_MS] [-d DEVICE_OR_FILE]
+ *
+ * The main thread ("al-main") repeats, until RUN_MS of wall time passed:
+ *   phase_io        512-byte O_DIRECT preads at random offsets, for IO_MS
+ *                   of wall time (its CPU time is the kernel's read path)
+ *   phase_compute   a busy loop, for CPU_MS of its own CPU time
+ * Both are noinline, so a sample's user stack names the phase it was taken
+ * in.  Around every phase the program reads its own thread CPU clock
+ * (CLOCK_THREAD_CPUTIME_ID) and CLOCK_MONOTONIC, and at exit prints, summed
+ * over all rounds:
+ *
+ *   phase io cpu <ms> wall <ms> reads <n>
+ *   phase compute cpu <ms> wall <ms>
+ *   phase outside cpu <ms> wall <ms>
+ *   run wall <ms> cpu <ms> rounds <n>
+ *
+ * "outside" is main's own time from its prctl(PR_SET_NAME) (from which on
+ * its samples are al-main's) to its last clock read: setup, the clock reads
+ * between phases, the report.
+ *
+ * Sized by time, never by an amount of work: the guest's speed only changes
+ * how many reads and loop turns fit.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+
+static double now_ms(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+__attribute__((noinline)) static ssize_t read_block(int fd, void *buf, off_t off)
+{
+	return pread(fd, buf, 512, off);
+}
+
+/* Reads for @ms of wall time; returns the number of reads, -1 on error. */
+__attribute__((noinline)) static long phase_io(int fd, void *buf, off_t size,
+					       unsigned int *seed, double ms)
+{
+	double end = now_ms(CLOCK_MONOTONIC) + ms;
+	long n = 0;
+
+	while (now_ms(CLOCK_MONOTONIC) < end) {
+		off_t off = ((off_t)rand_r(seed) % (size / 512)) * 512;
+
+		if (read_block(fd, buf, off) != 512) {
+			fprintf(stderr, "alternate: pread: %s\n", strerror(errno));
+			return -1;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* Computes for @ms of this thread's CPU time. */
+__attribute__((noinline)) static void phase_compute(double ms)
+{
+	double end = now_ms(CLOCK_THREAD_CPUTIME_ID) + ms;
+
+	while (now_ms(CLOCK_THREAD_CPUTIME_ID) < end) {
+		for (int i = 0; i < 20000; i++)
+			sink += i ^ (sink >> 3);
+	}
+}
+
+struct tally {
+	double cpu, wall;
+};
+
+struct mark {
+	double cpu, wall;
+};
+
+static void mark(struct mark *m)
+{
+	m->wall = now_ms(CLOCK_MONOTONIC);
+	m->cpu = now_ms(CLOCK_THREAD_CPUTIME_ID);
+}
+
+static void add_since(struct tally *t, const struct mark *m)
+{
+	struct mark e;
+
+	mark(&e);
+	t->cpu += e.cpu - m->cpu;
+	t->wall += e.wall - m->wall;
+}
+
+int main(int argc, char **argv)
+{
+	double run_ms = 6000, io_ms = 200, cpu_ms = 100, end;
+	const char *device = "/dev/vda";
+	struct tally io = { 0 }, cp = { 0 }, all = { 0 }, life = { 0 };
+	struct mark m, start, named;
+	unsigned int seed = 1;
+	long reads = 0, n, rounds = 0;
+	off_t size;
+	void *buf;
+	int fd, opt;
+
+	while ((opt = getopt(argc, argv, "t:i:c:d:")) != -1) {
+		switch (opt) {
+		case 't':
+			run_ms = atof(optarg);
+			break;
+		case 'i':
+			io_ms = atof(optarg);
+			break;
+		case 'c':
+			cpu_ms = atof(optarg);
+			break;
+		case 'd':
+			device = optarg;
+			break;
+		default:
+			fprintf(stderr, "usage: alternate [-t RUN_MS] [-i IO_MS] [-c CPU_MS] [-d DEVICE]\n");
+			return 2;
+		}
+	}
+	prctl(PR_SET_NAME, "al-main");
+	mark(&named);
+
+	fd = open(device, O_RDONLY | O_DIRECT);
+	if (fd < 0) {
+		fprintf(stderr, "alternate: open %s with O_DIRECT: %s (give a block device or a file on a disk file system with -d)\n",
+			device, strerror(errno));
+		return 1;
+	}
+	size = lseek(fd, 0, SEEK_END);
+	if (size < 1 << 20) {
+		fprintf(stderr, "alternate: %s has %lld bytes, needs at least 1 MiB\n",
+			device, (long long)size);
+		return 1;
+	}
+	if (posix_memalign(&buf, 4096, 4096))
+		return 1;
+
+	mark(&start);
+	end = start.wall + run_ms;
+	while (now_ms(CLOCK_MONOTONIC) < end) {
+		mark(&m);
+		n = phase_io(fd, buf, size, &seed, io_ms);
+		add_since(&io, &m);
+		if (n < 0)
+			return 1;
+		reads += n;
+
+		mark(&m);
+		phase_compute(cpu_ms);
+		add_since(&cp, &m);
+		rounds++;
+	}
+	add_since(&all, &start);
+	free(buf);
+	close(fd);
+
+	printf("phase io cpu %.1f wall %.1f reads %ld\n", io.cpu, io.wall, reads);
+	printf("phase compute cpu %.1f wall %.1f\n", cp.cpu, cp.wall);
+	fflush(stdout);
+	add_since(&life, &named);
+	printf("phase outside cpu %.1f wall %.1f\n", life.cpu - io.cpu - cp.cpu,
+	       life.wall - io.wall - cp.wall);
+	printf("run wall %.1f cpu %.1f rounds %ld\n", all.wall, all.cpu, rounds);
+	return 0;
+}

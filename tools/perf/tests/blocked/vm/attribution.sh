@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# Part of run-vm-tests.sh (sourced, after ../tap.sh): on-CPU time is charged
+# to the code that spent it.
+#
+# tests/blocked/vm/alternate.c repeats, for ALT_MS (6000) ms of wall time,
+# a phase of 512-byte O_DIRECT reads (ALT_IO_MS of wall time; its CPU time
+# is the kernel's read path) and a phase of computing (ALT_CPU_MS of thread
+# CPU time), each in a noinline function, and sums each phase's thread CPU
+# time (CLOCK_THREAD_CPUTIME_ID, read by the program around every phase),
+# and main's own CPU time outside the phases ("outside": setup, the clock
+# reads between phases, the report).  Recorded with --call-graph dwarf, each
+# on-CPU sample of al-main belongs to the innermost phase function on its
+# stack, or to "outside" if there is none.  Asserted, per phase:
+#
+#   | on-CPU points x period - the phase's thread CPU time | <= ALT_TOL (2) %
+#                                                      of the run's wall time
+#
+# A sampling point that falls due while the task-clock hrtimer is held off
+# (an interrupts-off section, a vCPU that did not run: common under TCG)
+# must be charged to the code that ran then, not carried into the next
+# on-CPU sample after the task runs again, which may be in the other phase.
+# A kernel that carries them over credits part of the read path's CPU time
+# to phase_compute, and fails here.
+#
+# Uses from run-vm-tests.sh: BPERF, DEVICE, here, OUT; the cwd is scratch.
+ALT_MS=${ALT_MS:-6000}
+ALT_IO_MS=${ALT_IO_MS:-200}
+ALT_CPU_MS=${ALT_CPU_MS:-100}
+ALT_TOL=${ALT_TOL:-2}
+
+attribution_test() {
+	local rc period wall tol phase cpu pts got d lost
+
+	if ! gcc -O1 -g -o alternate "$here/alternate.c"; then
+		bad "attribution: compile alternate.c"
+		return
+	fi
+	# A lost sample would take its points with it: a big buffer, and a
+	# stack dump (2 KiB) deep enough for main -> phase_* -> pread.
+	"$BPERF" record --call-graph dwarf,2048 -m 4096 -o al.data \
+		./alternate -t "$ALT_MS" -i "$ALT_IO_MS" -c "$ALT_CPU_MS" -d "$DEVICE" \
+		>al.txt 2>al.err
+	rc=$?
+	if ! check "attribution: record alternate -t $ALT_MS (rc=$rc)" [ $rc -eq 0 ]; then
+		diag <al.err
+		return
+	fi
+	diag "alternate measured (ms):"
+	diag <al.txt
+	period=$("$BPERF" evlist -v -i al.data 2>/dev/null |
+		sed -n 's/.*sample_period[^:]*: \([0-9]*\).*/\1/p' | head -1)
+	wall=$(awk '$1 == "run" && $2 == "wall" { print $3 }' al.txt)
+	if [ -z "$period" ] || [ -z "$wall" ]; then
+		bad "attribution: sample_period (${period:-none}) and run wall time (${wall:-none}) known"
+		return
+	fi
+
+	lost=$("$BPERF" report -i al.data --stats 2>/dev/null |
+		awk '/LOST_SAMPLES events:/ { n += $3 } END { print n + 0 }')
+	check "attribution: no sample lost in the recording ($lost lost; a lost sample takes its points with it)" \
+		[ "$lost" -eq 0 ]
+
+	# Folded stacks "al-main;main;phase_io;read_block;...;leaf N", N in
+	# points; blocked ones end in a [class] frame.  An on-CPU stack counts
+	# for its innermost phase_* frame.
+	"$BPERF" script -i al.data --folded 2>/dev/null | grep '^al-main;' >al-folded.txt
+	cp al-folded.txt "$OUT/alternate-folded.txt" 2>/dev/null
+	awk '{
+		n = $NF; sub(/ [0-9]+$/, "")
+		k = split($0, f, ";")
+		if (f[k] ~ /^\[(io|lock|sched|other)\]$/) { off += n; next }
+		ph = "none"
+		for (i = k; i > 1; i--)
+			if (f[i] ~ /^phase_(io|compute)$/) { ph = substr(f[i], 7); break }
+		on[ph] += n
+	} END { printf "io %d\ncompute %d\noutside %d\noff %d\n", on["io"], on["compute"], on["none"], off }' \
+		al-folded.txt >al-points.txt
+	diag "on-CPU points of al-main by phase, period $period ns:" $(tr '\n' ' ' <al-points.txt)
+
+	tol=$(awk -v w="$wall" -v t="$ALT_TOL" 'BEGIN { printf "%.1f", w * t / 100 }')
+	for phase in io compute outside; do
+		cpu=$(awk -v p=$phase '$1 == "phase" && $2 == p { print $4 }' al.txt)
+		pts=$(awk -v p=$phase '$1 == p { print $2 }' al-points.txt)
+		got=$(awk -v n="${pts:-0}" -v p="$period" 'BEGIN { printf "%.1f", n * p / 1e6 }')
+		d=$(awk -v a="$got" -v b="${cpu:-0}" 'BEGIN { printf "%+.1f", a - b }')
+		check "attribution: $phase: on-CPU points x period $got ms vs its thread CPU time ${cpu:-?} ms: $d ms, within $tol ms ($ALT_TOL % of the run's $wall ms)" \
+			awk -v d="$d" -v t="$tol" -v c="${cpu:-}" 'BEGIN { exit !(c != "" && d <= t && -d <= t) }'
+	done
+}
