@@ -3,11 +3,13 @@
  * A thread that alternates O_DIRECT reads and pure computing, for checking
  * that bperf charges on-CPU time to the phase that spent it.
  *
- *   alternate [-t RUN_MS] [-i IO_MS] [-c CPU_MS] [-d DEVICE_OR_FILE]
+ *   alternate [-t RUN_MS] [-i IO_MS] [-c CPU_MS] [-b BYTES] [-d DEVICE_OR_FILE]
  *
  * The main thread ("al-main") repeats, until RUN_MS of wall time passed:
- *   phase_io        512-byte O_DIRECT preads at random offsets, for IO_MS
- *                   of wall time (its CPU time is the kernel's read path)
+ *   phase_io        O_DIRECT preads of BYTES (default 512) at random
+ *                   aligned offsets, for IO_MS of wall time (its CPU time
+ *                   is the kernel's read path: pinning the pages, building
+ *                   and completing the bio)
  *   phase_compute   a busy loop, for CPU_MS of its own CPU time
  * Both are noinline, so a sample's user stack names the phase it was taken
  * in.  Around every phase the program reads its own thread CPU clock
@@ -46,9 +48,11 @@ static double now_ms(clockid_t clk)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+static size_t bytes = 512;
+
 __attribute__((noinline)) static ssize_t read_block(int fd, void *buf, off_t off)
 {
-	return pread(fd, buf, 512, off);
+	return pread(fd, buf, bytes, off);
 }
 
 /* Reads for @ms of wall time; returns the number of reads, -1 on error. */
@@ -59,9 +63,9 @@ __attribute__((noinline)) static long phase_io(int fd, void *buf, off_t size,
 	long n = 0;
 
 	while (now_ms(CLOCK_MONOTONIC) < end) {
-		off_t off = ((off_t)rand_r(seed) % (size / 512)) * 512;
+		off_t off = ((off_t)rand_r(seed) % (size / bytes)) * bytes;
 
-		if (read_block(fd, buf, off) != 512) {
+		if (read_block(fd, buf, off) != (ssize_t)bytes) {
 			fprintf(stderr, "alternate: pread: %s\n", strerror(errno));
 			return -1;
 		}
@@ -116,7 +120,7 @@ int main(int argc, char **argv)
 	void *buf;
 	int fd, opt;
 
-	while ((opt = getopt(argc, argv, "t:i:c:d:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:i:c:b:d:")) != -1) {
 		switch (opt) {
 		case 't':
 			run_ms = atof(optarg);
@@ -127,11 +131,14 @@ int main(int argc, char **argv)
 		case 'c':
 			cpu_ms = atof(optarg);
 			break;
+		case 'b':
+			bytes = strtoul(optarg, NULL, 0);
+			break;
 		case 'd':
 			device = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: alternate [-t RUN_MS] [-i IO_MS] [-c CPU_MS] [-d DEVICE]\n");
+			fprintf(stderr, "usage: alternate [-t RUN_MS] [-i IO_MS] [-c CPU_MS] [-b BYTES] [-d DEVICE]\n");
 			return 2;
 		}
 	}
@@ -145,12 +152,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	size = lseek(fd, 0, SEEK_END);
-	if (size < 1 << 20) {
-		fprintf(stderr, "alternate: %s has %lld bytes, needs at least 1 MiB\n",
-			device, (long long)size);
+	if (!bytes || bytes % 512 || size < (off_t)bytes * 16) {
+		fprintf(stderr, "alternate: -b %zu: give a multiple of 512 of at most 1/16 of %s (%lld bytes)\n",
+			bytes, device, (long long)size);
 		return 1;
 	}
-	if (posix_memalign(&buf, 4096, 4096))
+	if (posix_memalign(&buf, 4096, bytes))
 		return 1;
 
 	mark(&start);

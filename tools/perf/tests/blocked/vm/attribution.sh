@@ -15,13 +15,26 @@
 #
 #   | on-CPU points x period - the phase's thread CPU time | <= ALT_TOL (2) %
 #                                                      of the run's wall time
+# (for compute and outside; see below for io), and no sample lost.
 #
 # A sampling point that falls due while the task-clock hrtimer is held off
 # (an interrupts-off section, a vCPU that did not run: common under TCG)
 # must be charged to the code that ran then, not carried into the next
 # on-CPU sample after the task runs again, which may be in the other phase.
-# A kernel that carries them over credits part of the read path's CPU time
-# to phase_compute, and fails here.
+# A kernel that carries them over moves points from phase to phase, and
+# into main's code, when a vCPU stalls on the way out (a loaded host): seen
+# as compute -285 ms, and +253 ms on glibc's tcache_init (outside), beyond
+# the 120 ms allowed.
+#
+# The check is made for compute and outside; for io the difference is only
+# printed.  Under TCG the grid's off-CPU interval (perf's switch-out stamp
+# to its switch-in) is 20-50 us longer per sleep than the time the
+# scheduler leaves uncharged to the thread (it charges a woken task from
+# the pick in the idle task's __schedule(), before the context switch), so
+# a read phase of 10,000 sleeps shows 200-500 ms fewer on-CPU points than
+# its thread CPU time, on kernels with and without the carry-over: a
+# separate offset, not an attribution error, which the io check would need
+# gone first.
 #
 # Uses from run-vm-tests.sh: BPERF, DEVICE, here, OUT; the cwd is scratch.
 ALT_MS=${ALT_MS:-6000}
@@ -30,7 +43,7 @@ ALT_CPU_MS=${ALT_CPU_MS:-100}
 ALT_TOL=${ALT_TOL:-2}
 
 attribution_test() {
-	local rc period wall tol phase cpu pts got d lost
+	local rc period wall tol phase cpu pts got d lost name
 
 	if ! gcc -O1 -g -o alternate "$here/alternate.c"; then
 		bad "attribution: compile alternate.c"
@@ -79,12 +92,18 @@ attribution_test() {
 	diag "on-CPU points of al-main by phase, period $period ns:" $(tr '\n' ' ' <al-points.txt)
 
 	tol=$(awk -v w="$wall" -v t="$ALT_TOL" 'BEGIN { printf "%.1f", w * t / 100 }')
-	for phase in io compute outside; do
+	for phase in compute outside io; do
 		cpu=$(awk -v p=$phase '$1 == "phase" && $2 == p { print $4 }' al.txt)
 		pts=$(awk -v p=$phase '$1 == p { print $2 }' al-points.txt)
 		got=$(awk -v n="${pts:-0}" -v p="$period" 'BEGIN { printf "%.1f", n * p / 1e6 }')
 		d=$(awk -v a="$got" -v b="${cpu:-0}" 'BEGIN { printf "%+.1f", a - b }')
-		check "attribution: $phase: on-CPU points x period $got ms vs its thread CPU time ${cpu:-?} ms: $d ms, within $tol ms ($ALT_TOL % of the run's $wall ms)" \
+		name="attribution: $phase: on-CPU points x period $got ms vs its thread CPU time ${cpu:-?} ms: $d ms, within $tol ms ($ALT_TOL % of the run's $wall ms)"
+		if [ $phase = io ]; then
+			# Not asserted (see the header): the switch offset.
+			diag "not asserted: $name"
+			continue
+		fi
+		check "$name" \
 			awk -v d="$d" -v t="$tol" -v c="${cpu:-}" 'BEGIN { exit !(c != "" && d <= t && -d <= t) }'
 	done
 }
