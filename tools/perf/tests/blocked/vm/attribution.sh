@@ -75,14 +75,14 @@ attribution_test() {
 		[ "$lost" -eq 0 ]
 
 	# Folded stacks "al-main;main;phase_io;read_block;...;leaf N", N in
-	# points; blocked ones end in a [class] frame.  An on-CPU stack counts
-	# for its innermost phase_* frame.
+	# points; blocked ones end in a [class] or [class:wait] frame.  An
+	# on-CPU stack counts for its innermost phase_* frame.
 	"$BPERF" script -i al.data --folded 2>/dev/null | grep '^al-main;' >al-folded.txt
 	cp al-folded.txt "$OUT/alternate-folded.txt" 2>/dev/null
 	awk '{
 		n = $NF; sub(/ [0-9]+$/, "")
 		k = split($0, f, ";")
-		if (f[k] ~ /^\[(io|lock|sched|other)\]$/) { off += n; next }
+		if (f[k] ~ /^\[(io|lock|sched|other)(:[^]]*)?\]$/) { off += n; next }
 		ph = "none"
 		for (i = k; i > 1; i--)
 			if (f[i] ~ /^phase_(io|compute)$/) { ph = substr(f[i], 7); break }
