@@ -15,6 +15,8 @@
 #include <sys/ioctl.h>
 #include <sys/klog.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "blocked_util.h"
@@ -957,4 +959,68 @@ char bs_task_state(pid_t tid)
 	buf[n] = '\0';
 	p = strrchr(buf, ')');
 	return p && p[1] && p[2] ? p[2] : '?';
+}
+
+#define BS_NULLB_CFS	"/sys/kernel/config/nullb"
+
+static int write_attr(const char *dir, const char *attr, const char *val)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, attr);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : (n < 0 ? -errno : -EIO);
+}
+
+void bs_nullb_destroy(struct bs_nullb *nb)
+{
+	if (!nb->dir[0])
+		return;
+	if (nb->powered)
+		write_attr(nb->dir, "power", "0");
+	nb->powered = false;
+	rmdir(nb->dir);
+	nb->dir[0] = '\0';
+}
+
+int bs_nullb_create(struct bs_nullb *nb, const char *prefix,
+		    const char *const (*attrs)[2], size_t nattrs,
+		    char *why, size_t wlen)
+{
+	size_t i;
+	int err;
+
+	memset(nb, 0, sizeof(*nb));
+	if (access(BS_NULLB_CFS, F_OK))
+		mount("configfs", "/sys/kernel/config", "configfs", 0, NULL);
+	if (access(BS_NULLB_CFS, F_OK)) {
+		snprintf(why, wlen, "%s missing: needs null_blk (CONFIG_BLK_DEV_NULL_BLK, "
+			 "or modprobe null_blk) and configfs", BS_NULLB_CFS);
+		return 1;
+	}
+	snprintf(nb->name, sizeof(nb->name), "%s%d", prefix, getpid());
+	snprintf(nb->dir, sizeof(nb->dir), BS_NULLB_CFS "/%s", nb->name);
+	if (mkdir(nb->dir, 0755)) {
+		snprintf(why, wlen, "mkdir %s: %s", nb->dir, strerror(errno));
+		nb->dir[0] = '\0';
+		return -1;
+	}
+	for (i = 0; i <= nattrs; i++) {
+		const char *attr = i < nattrs ? attrs[i][0] : "power";
+
+		err = write_attr(nb->dir, attr, i < nattrs ? attrs[i][1] : "1");
+		if (err) {
+			snprintf(why, wlen, "%s/%s: %s", nb->dir, attr, strerror(-err));
+			bs_nullb_destroy(nb);
+			return -1;
+		}
+	}
+	nb->powered = true;
+	return 0;
 }

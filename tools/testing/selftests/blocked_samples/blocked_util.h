@@ -266,4 +266,21 @@ int bs_klog_scan(struct bs_klog *k, char *first, size_t len);
 /* State letter of /proc/<tid>/stat (R, S, D, ...), or '?'. */
 char bs_task_state(pid_t tid);
 
+/*
+ * A null_blk disk made through configfs for one test: /sys/block/@name.
+ * bs_nullb_create() names it @prefix<pid>, writes @nattrs attribute/value
+ * pairs and powers it on.  It returns 0, 1 when this kernel cannot make one
+ * (no null_blk or configfs; @why says so and the test skips), or -1 with
+ * @why on a failure; bs_nullb_destroy() undoes whatever was done.
+ */
+struct bs_nullb {
+	char name[64];
+	char dir[128];		/* configfs directory */
+	bool powered;
+};
+int bs_nullb_create(struct bs_nullb *nb, const char *prefix,
+		    const char *const (*attrs)[2], size_t nattrs,
+		    char *why, size_t wlen);
+void bs_nullb_destroy(struct bs_nullb *nb);
+
 #endif /* BLOCKED_UTIL_H */

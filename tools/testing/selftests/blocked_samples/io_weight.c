@@ -43,85 +43,20 @@
 #define READS		8
 #define READ_SIZE	4096
 #define MAX_WALL_S	60	/* give up if the reads take longer than this */
-#define NULLB_CFS	"/sys/kernel/config/nullb"
-
-struct nullb {
-	char name[64];
-	char dir[128];
-	bool powered;
-};
-
-static int write_attr(const char *dir, const char *attr, const char *val)
-{
-	char path[256];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, attr);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : (n < 0 ? -errno : -EIO);
-}
-
-static void nullb_destroy(struct nullb *nb)
-{
-	if (!nb->dir[0])
-		return;
-	if (nb->powered)
-		write_attr(nb->dir, "power", "0");
-	rmdir(nb->dir);
-	nb->dir[0] = '\0';
-}
-
-/* A null_blk disk completing every request after @delay_ms; -1 and why. */
-static int nullb_create(struct nullb *nb, unsigned int delay_ms, char *why,
+/* A null_blk disk completing every request after @delay_ms (bs_nullb_create). */
+static int nullb_create(struct bs_nullb *nb, unsigned int delay_ms, char *why,
 			size_t wlen)
 {
-	static const char *const attrs[][2] = {
+	char val[32];
+	const char *const attrs[][2] = {
 		{ "irqmode", "2" },		/* complete from an hrtimer */
-		{ "completion_nsec", NULL },
+		{ "completion_nsec", val },
 		{ "size", "16" },		/* MB, not backed by memory */
 		{ "blocksize", "4096" },
 	};
-	char val[32];
-	unsigned int i;
-	int err;
 
-	memset(nb, 0, sizeof(*nb));
-	if (access(NULLB_CFS, F_OK))
-		mount("configfs", "/sys/kernel/config", "configfs", 0, NULL);
-	if (access(NULLB_CFS, F_OK)) {
-		snprintf(why, wlen, "%s missing: needs null_blk (CONFIG_BLK_DEV_NULL_BLK, "
-			 "or modprobe null_blk) and configfs", NULLB_CFS);
-		return -1;
-	}
-	snprintf(nb->name, sizeof(nb->name), "blocked_io%d", getpid());
-	snprintf(nb->dir, sizeof(nb->dir), NULLB_CFS "/%s", nb->name);
-	if (mkdir(nb->dir, 0755)) {
-		snprintf(why, wlen, "mkdir %s: %s", nb->dir, strerror(errno));
-		nb->dir[0] = '\0';
-		return -1;
-	}
 	snprintf(val, sizeof(val), "%llu", delay_ms * BS_NSEC_PER_MSEC);
-	for (i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
-		err = write_attr(nb->dir, attrs[i][0], attrs[i][1] ?: val);
-		if (err) {
-			snprintf(why, wlen, "%s/%s: %s", nb->dir, attrs[i][0], strerror(-err));
-			nullb_destroy(nb);
-			return -1;
-		}
-	}
-	err = write_attr(nb->dir, "power", "1");
-	if (err) {
-		snprintf(why, wlen, "%s/power: %s", nb->dir, strerror(-err));
-		nullb_destroy(nb);
-		return -1;
-	}
-	nb->powered = true;
-	return 0;
+	return bs_nullb_create(nb, "blocked_io", attrs, ARRAY_SIZE(attrs), why, wlen);
 }
 
 /* Open /dev/@name O_DIRECT, making the node from sysfs if there is none. */
@@ -226,7 +161,7 @@ static void measure(struct __test_metadata *_metadata, int fd, const char *disk)
 TEST_F_TIMEOUT(io_weight, odirect_reads, 200)
 {
 	char why[512];
-	struct nullb nb;
+	struct bs_nullb nb;
 	int fd;
 
 	BS_REQUIRE_FEATURE();
@@ -239,7 +174,7 @@ TEST_F_TIMEOUT(io_weight, odirect_reads, 200)
 		measure(_metadata, fd, nb.name);
 		close(fd);
 	}
-	nullb_destroy(&nb);
+	bs_nullb_destroy(&nb);
 	ASSERT_LE(0, fd) TH_LOG("%s", why);
 }
 

@@ -43,13 +43,12 @@
 
 #define ROUNDS		5
 #define HOLD_MS		50
-#define NULLB_CFS	"/sys/kernel/config/nullb"
 
 struct frozen_fs {
-	char cfs[128];		/* null_blk configfs directory */
-	char dev[64];		/* device node made for the test */
+	struct bs_nullb nb;	/* the disk */
+	char dev[80];		/* device node made for the test */
 	char mnt[64];		/* mount point */
-	bool powered, mounted;
+	bool mounted;
 	int dir_fd;		/* the mount point, for FIFREEZE/FITHAW */
 };
 
@@ -57,21 +56,6 @@ static struct frozen_fs fs = { .dir_fd = -1 };
 static int frozen_round, done_round;	/* __atomic accesses only */
 static uint64_t thaw_at[ROUNDS + 1];
 static int holder_err;
-
-static int write_attr(const char *dir, const char *attr, const char *val)
-{
-	char path[256];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, attr);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : (n < 0 ? -errno : -EIO);
-}
 
 static void fs_destroy(void)
 {
@@ -87,12 +71,7 @@ static void fs_destroy(void)
 	if (fs.dev[0])
 		unlink(fs.dev);
 	fs.dev[0] = '\0';
-	if (fs.powered)
-		write_attr(fs.cfs, "power", "0");
-	fs.powered = false;
-	if (fs.cfs[0])
-		rmdir(fs.cfs);
-	fs.cfs[0] = '\0';
+	bs_nullb_destroy(&fs.nb);
 }
 
 /* Run mkfs.ext2 on @dev; 0, or -1 and why. */
@@ -138,41 +117,17 @@ static int fs_create(char *why, size_t wlen)
 		{ "size", "16" },		/* MiB */
 		{ "blocksize", "1024" },
 	};
-	unsigned int i, maj, min;
-	char path[256], name[32];
+	unsigned int maj, min;
+	char path[256];
 	FILE *f;
 	int err;
 
-	if (access(NULLB_CFS, F_OK))
-		mount("configfs", "/sys/kernel/config", "configfs", 0, NULL);
-	if (access(NULLB_CFS, F_OK)) {
-		snprintf(why, wlen, "%s missing: needs null_blk (CONFIG_BLK_DEV_NULL_BLK, "
-			 "or modprobe null_blk) and configfs", NULLB_CFS);
-		return 1;
-	}
-	snprintf(name, sizeof(name), "blocked_lock%d", getpid());
-	snprintf(fs.cfs, sizeof(fs.cfs), NULLB_CFS "/%s", name);
-	if (mkdir(fs.cfs, 0755)) {
-		snprintf(why, wlen, "mkdir %s: %s", fs.cfs, strerror(errno));
-		fs.cfs[0] = '\0';
-		return -1;
-	}
-	for (i = 0; i < ARRAY_SIZE(attrs); i++) {
-		err = write_attr(fs.cfs, attrs[i][0], attrs[i][1]);
-		if (err) {
-			snprintf(why, wlen, "%s/%s: %s", fs.cfs, attrs[i][0], strerror(-err));
-			return -1;
-		}
-	}
-	err = write_attr(fs.cfs, "power", "1");
-	if (err) {
-		snprintf(why, wlen, "%s/power: %s", fs.cfs, strerror(-err));
-		return -1;
-	}
-	fs.powered = true;
+	err = bs_nullb_create(&fs.nb, "blocked_lock", attrs, ARRAY_SIZE(attrs), why, wlen);
+	if (err)
+		return err;
 
 	/* The disk is named after the configfs item; make our own node. */
-	snprintf(path, sizeof(path), "/sys/block/%s/dev", name);
+	snprintf(path, sizeof(path), "/sys/block/%s/dev", fs.nb.name);
 	f = fopen(path, "r");
 	if (!f || fscanf(f, "%u:%u", &maj, &min) != 2) {
 		snprintf(why, wlen, "cannot read %s", path);
@@ -181,7 +136,7 @@ static int fs_create(char *why, size_t wlen)
 		return -1;
 	}
 	fclose(f);
-	snprintf(fs.dev, sizeof(fs.dev), "/tmp/bs-%s", name);
+	snprintf(fs.dev, sizeof(fs.dev), "/tmp/bs-%s", fs.nb.name);
 	if (mknod(fs.dev, S_IFBLK | 0600, makedev(maj, min))) {
 		snprintf(why, wlen, "mknod %s: %s", fs.dev, strerror(errno));
 		fs.dev[0] = '\0';
