@@ -67,3 +67,18 @@ def until_precise(B, profile, sel, levels, run_once, target, max_runs):
         run_once(runs)
         se, _ = worst_error(B, profile, sel, levels)
     return se, runs
+
+
+def best_of_speedup(base, changed):
+    """Program speedup, in %, of the best CHANGED run over the best BASE run
+    (rounds per second): other load only ever slows a run down."""
+    return (1 - max(base) / max(changed)) * 100
+
+
+def best_of_error(base, changed, reps=300, seed=1):
+    """Bootstrap standard error of best_of_speedup(), resampling each
+    list's runs."""
+    rnd = random.Random(seed)
+    vals = [best_of_speedup([rnd.choice(base) for _ in base],
+                            [rnd.choice(changed) for _ in changed]) for _ in range(reps)]
+    return statistics.pstdev(vals)

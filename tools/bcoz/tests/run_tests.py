@@ -55,6 +55,8 @@ TIMEOUT = float(os.environ.get("BCOZ_TEST_TIMEOUT", "300"))
 # checked prediction is at most this many points, or MAX_RUNS runs were made
 SE_TARGET = float(os.environ.get("BCOZ_TEST_SE", "2.5"))
 MAX_RUNS = 4
+# actual-speedup runs: rounds of alternating runs, added until precise
+ACTUAL_MIN_REPS, ACTUAL_MAX_REPS = 5, 12
 NCPU = len(os.sched_getaffinity(0))
 
 sys.path.insert(0, HERE)
@@ -197,23 +199,38 @@ def timed_rounds(args, secs):
     return int(m.group(1)) / float(m.group(2)) * 1e3
 
 
-def actual_speedups(name, iters, levels, secs=1.0, reps=5, args=None):
-    """{line speedup %: measured program speedup %} of runs of NAME whose
-    line really is that much shorter (the program's percent argument), with
-    the same calibration ITERS as the profiled run.  Runs at every level,
-    the unchanged one included, alternate REPS times so that load drift
-    hits all of them.  Each level counts its best run: other load only
-    ever slows a run down, and on a busy machine (another suite's threads
-    at the same real-time priority, time-sliced in 100 ms quanta) medians
-    of three read +35 and +57 for loop A at 25 and 50 %.  ARGS(percent)
-    gives the arguments after the calibration (default: the percent)."""
+def actual_runs(name, iters, levels, args=None, secs=1.0):
+    """Rounds per second of runs of NAME whose line really is LEVELS %
+    shorter (the program's percent argument; ARGS(percent) gives the
+    arguments after the calibration ITERS, default the percent), and of the
+    unchanged program: {level: [rounds/s, ...]}, level 0 included.  Runs at
+    every level alternate, SECS each, so that load drift hits all of them;
+    rounds of them are added, at least ACTUAL_MIN_REPS, until the bootstrap
+    standard error of every speedup (precision.best_of_error) is at most
+    SE_TARGET points or ACTUAL_MAX_REPS rounds were made: on a shared host
+    whose speed swings by 20 % within seconds, a fixed five rounds read lock
+    L at 25 % anywhere from +10 to +32."""
     args = args or (lambda pct: [str(pct)])
     rps = {s: [] for s in (0,) + tuple(levels)}
-    for _ in range(reps):
+    while True:
         for s in rps:
             rps[s].append(timed_rounds([name, str(iters)] + args(100 - s), secs))
-    best = {s: max(v) for s, v in rps.items()}
-    return {s: (1 - best[0] / best[s]) * 100 for s in levels}
+        n = len(rps[0])
+        if n >= ACTUAL_MIN_REPS and (n >= ACTUAL_MAX_REPS or max(
+                precision.best_of_error(rps[0], rps[s]) for s in levels) <= SE_TARGET):
+            return rps
+
+
+def actual_speedups(name, iters, levels, args=None):
+    """({line speedup %: measured program speedup %}, standard error, rounds)
+    from actual_runs().  Each level counts its best run: other load only
+    ever slows a run down, and on a busy machine (another suite's threads
+    at the same real-time priority, time-sliced in 100 ms quanta) medians
+    of three read +35 and +57 for loop A at 25 and 50 %."""
+    rps = actual_runs(name, iters, levels, args)
+    est = {s: precision.best_of_speedup(rps[0], rps[s]) for s in levels}
+    se = max(precision.best_of_error(rps[0], rps[s]) for s in levels)
+    return est, se, len(rps[0])
 
 
 def calibration(out, key):
@@ -272,10 +289,11 @@ def check_toy_a(c, out, exe, iters, se, runs, dt):
     COZ's method shares the limit.  Both truths are printed.
     """
     a, b, model = toy_truth(out)
-    truth = actual_speedups(exe, iters, (25, 50, 75))
-    info = "%s; CPU-time model %s (B/A = %.2f); actual %s; SE %.1f, %d run(s) (%.0fs)" % (
+    truth, ase, reps = actual_speedups(exe, iters, (25, 50, 75))
+    info = ("%s; CPU-time model %s (B/A = %.2f); actual %s (SE %.1f, %d rounds); "
+            "SE %.1f, %d run(s) (%.0fs)") % (
         fmt(c), " ".join("%+.0f" % model(s / 100, 0) for s in (25, 50, 75)), b / a,
-        " ".join("%+.1f" % truth[s] for s in (25, 50, 75)), se, runs, dt)
+        " ".join("%+.1f" % truth[s] for s in (25, 50, 75)), ase, reps, se, runs, dt)
     for s in (25, 50, 75):
         check_near(c, s, model(s / 100, 0), info=info)
     check_near(c, 25, truth[25], info=info)
@@ -426,9 +444,9 @@ def t_lock_line_l():
     out, iters, se, runs, dt = precise_run(p, ["--fixed-line", line, "--speedups", "0,25,50"],
                                            "lock", "o_iterations", 36, line, (25, 50))
     c = curve(p, line)
-    truth = actual_speedups("lock", iters, (25, 50))
-    info = "%s; actual %s; SE %.1f, %d run(s) (%.0fs)" % (
-        fmt(c), " ".join("%+.1f" % truth[s] for s in (25, 50)), se, runs, dt)
+    truth, ase, reps = actual_speedups("lock", iters, (25, 50))
+    info = "%s; actual %s (SE %.1f, %d rounds); SE %.1f, %d run(s) (%.0fs)" % (
+        fmt(c), " ".join("%+.1f" % truth[s] for s in (25, 50)), ase, reps, se, runs, dt)
     check_near(c, 25, truth[25], info=info)
     check_near(c, 50, truth[50], info=info)
     return info

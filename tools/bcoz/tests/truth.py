@@ -18,8 +18,9 @@ most BCOZ_TEST_SE points (tests/precision.py; up to 4 runs).  The actual
 speedup comes from unprofiled runs, made right after, in which the line's
 loop really is LEVEL % shorter (the program's percent argument, the
 profiled run's calibration): runs with and without the change alternate,
-1 s each, five times, and each counts its best rounds per second
-(run_tests.actual_speedups).  Everything is sized by time or outcome.
+1 s each, in rounds added (5 to 12) until the estimate's bootstrap standard
+error is at most BCOZ_TEST_SE, and each counts its best rounds per second
+(run_tests.actual_runs).  Everything is sized by time or outcome.
 
 usage: truth.py [--level N] [--experiments N] [CASE-SUBSTRING...]
 Prints one row per case: program, line, level, predicted, actual, the
@@ -32,6 +33,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import precision as P  # noqa: E402
 # run_tests, the host suite's helpers: set by main() here, or by run_tests
 # itself when it uses the cases (importing it twice would run its set-up twice)
 R = None
@@ -78,19 +80,17 @@ def find(name, marker):
     raise KeyError("%s %s" % (name, marker))
 
 
-def actual_speedup(exe, calib, level, args, secs=1.0, reps=5):
-    """The actual speedup at LEVEL, as run_tests.actual_speedups measures it
-    (each level's best of REPS alternating 1 s runs), and the median of the
-    REPS paired speedups (each changed run against the unchanged run just
-    before it), printed as a check on the first: on a busy machine the two
-    part when a whole level's runs were slowed."""
-    base, changed = [], []
-    for _ in range(reps):
-        base.append(R.timed_rounds([exe, str(calib)] + args(100), secs))
-        changed.append(R.timed_rounds([exe, str(calib)] + args(100 - level), secs))
-    best = (1 - max(base) / max(changed)) * 100
+def actual_speedup(exe, calib, level, args):
+    """The actual speedup at LEVEL as run_tests.actual_speedups measures it
+    (each level's best of alternating 1 s runs, rounds added until
+    precise), and the median of the paired speedups (each changed run
+    against the unchanged run just before it), printed as a check on the
+    first: on a busy machine the two part when a whole level's runs were
+    slowed."""
+    rps = R.actual_runs(exe, calib, (level,), args)
+    base, changed = rps[0], rps[level]
     paired = sorted((1 - b / c) * 100 for b, c in zip(base, changed))
-    return best, paired[len(paired) // 2]
+    return P.best_of_speedup(base, changed), paired[len(paired) // 2]
 
 
 def measure(case, level=50, experiments=12, actual=True):
