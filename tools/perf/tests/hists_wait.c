@@ -48,6 +48,7 @@ static const char * const libc_extra[] = {
 	"recv",					/* L10 */
 	"mprotect",				/* L11 */
 	"mmap64",				/* L12 */
+	"__GI___lll_lock_wait",			/* L13 */
 };
 
 static const char * const kernel_extra[] = {
@@ -144,7 +145,8 @@ static const struct fake_blocked_sample fake_samples[] = {
 /*
  * Kernel lock waits named by the function that went to sleep (leaf:), as
  * recorded from db_bench: the kernel's stack of a lock wait starts at the
- * lock's caller, the rwsem slow path and down_*() being __sched.
+ * lock's caller, the rwsem slow path and down_*() being __sched.  And
+ * glibc's mutex slow path by the name Debian's libc gives it.
  */
 static const struct fake_blocked_sample leaf_samples[] = {
 	/* glibc's malloc growing an arena: mprotect waits for the mmap lock */
@@ -162,6 +164,9 @@ static const struct fake_blocked_sample leaf_samples[] = {
 	/* a fault that waits, not for a lock: a page fault, not the mmap lock */
 	{ .pid = FAKE_PID_PERF2, .cls = BLOCKED_OTHER, .points = 2,
 	  CHAIN(4, K_SCHED, K(5), K(26), MAIN) },
+	/* glibc's mutex slow path by its internal alias (-g: no caller) */
+	{ .pid = FAKE_PID_PERF2, .cls = BLOCKED_LOCK, .points = 7,
+	  CHAIN(5, K(0), K(1), K(2), L(13), MAIN) },
 	/* a futex wait: the user chain still names it */
 	{ .pid = FAKE_PID_PERF1, .cls = BLOCKED_LOCK, .points = 1,
 	  CHAIN(6, K(0), K(1), K(2), L(2), L(3), RUN) },
@@ -327,6 +332,7 @@ static int test__hists_wait(struct test_suite *test __maybe_unused,
 	};
 	static const struct expect by_leaf[] = {
 		{ NULL, "mmap-lock",		  18 },
+		{ NULL, "mutex",		   7 },
 		{ NULL, "unknown:vma_link",	   3 },
 		{ NULL, "page-fault",		   2 },
 		{ NULL, "condition",		   1 },
