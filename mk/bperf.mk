@@ -13,10 +13,12 @@
 # them with scripts/tap-summary.sh.
 # The -dev packages give bperf the feature set of Debian's linux-perf (see
 # scripts/build-bperf.sh); linux-perf itself is the reference the host tests
-# compare with; g++ builds their C++ workload.
+# compare with; g++ builds their C++ workload; rocksdb-tools gives the VM
+# suite db_bench, a real C++ server to check wait reasons on.
 DEPS_PACKAGES += libslang2-dev libunwind-dev zlib1g-dev libtraceevent-dev \
 	liblzma-dev libzstd-dev libnuma-dev libperl-dev python3-dev libcap-dev \
-	libbabeltrace-dev libopencsd-dev libiberty-dev python3 g++ linux-perf
+	libbabeltrace-dev libopencsd-dev libiberty-dev python3 g++ linux-perf \
+	rocksdb-tools
 TEST_TARGETS += bperf-host bperf-vm
 
 .PHONY: bperf bperf-host bperf-vm bench

@@ -46,6 +46,9 @@ static const char * const libc_extra[] = {
 	"ioctl",				/* L8 */
 	"accept4",				/* L9 */
 	"recv",					/* L10 */
+	"mprotect",				/* L11 */
+	"mmap64",				/* L12 */
+	"__GI___lll_lock_wait",			/* L13 */
 };
 
 static const char * const kernel_extra[] = {
@@ -72,6 +75,13 @@ static const char * const kernel_extra[] = {
 	"inet_csk_accept",			/* K20 */
 	"sk_wait_data",				/* K21 */
 	"tcp_recvmsg",				/* K22 */
+	"do_mprotect_pkey.constprop.0",		/* K23 */
+	"__x64_sys_mprotect",			/* K24 */
+	"mmap_read_lock_killable",		/* K25 */
+	"exc_page_fault",			/* K26 */
+	"vm_mmap_pgoff",			/* K27 */
+	"ksys_mmap_pgoff",			/* K28 */
+	"vma_link",				/* K29 */
 };
 
 #define L(n)	(FAKE_MAP_LIBC + EXTRA_OFFSET + (n) * EXTRA_LEN + 1)
@@ -130,6 +140,36 @@ static const struct fake_blocked_sample fake_samples[] = {
 	/* bash: on CPU */
 	{ .pid = FAKE_PID_BASH, .cls = BLOCKED_ONCPU, .points = 14,
 	  CHAIN(1, BMAIN) },
+};
+
+/*
+ * Kernel lock waits named by the function that went to sleep (leaf:), as
+ * recorded from db_bench: the kernel's stack of a lock wait starts at the
+ * lock's caller, the rwsem slow path and down_*() being __sched.  And
+ * glibc's mutex slow path by the name Debian's libc gives it.
+ */
+static const struct fake_blocked_sample leaf_samples[] = {
+	/* glibc's malloc growing an arena: mprotect waits for the mmap lock */
+	{ .pid = FAKE_PID_PERF1, .cls = BLOCKED_LOCK, .points = 9,
+	  CHAIN(6, K_SCHED, K(23), K(24), L(11), FAKE_IP_LIBC_MALLOC, MAIN) },
+	/* a page fault in a condition wait's code: the mmap lock, not the condvar */
+	{ .pid = FAKE_PID_PERF1, .cls = BLOCKED_LOCK, .points = 5,
+	  CHAIN(6, K(25), K(4), K(5), K(26), L(3), RUN) },
+	/* mmap() taking the mmap lock for writing */
+	{ .pid = FAKE_PID_PERF2, .cls = BLOCKED_LOCK, .points = 4,
+	  CHAIN(5, K_SCHED, K(27), K(28), L(12), MAIN) },
+	/* another lock deeper inside mmap(): not the mmap lock */
+	{ .pid = FAKE_PID_PERF2, .cls = BLOCKED_LOCK, .points = 3,
+	  CHAIN(6, K_SCHED, K(29), K(27), K(28), L(12), MAIN) },
+	/* a fault that waits, not for a lock: a page fault, not the mmap lock */
+	{ .pid = FAKE_PID_PERF2, .cls = BLOCKED_OTHER, .points = 2,
+	  CHAIN(4, K_SCHED, K(5), K(26), MAIN) },
+	/* glibc's mutex slow path by its internal alias (-g: no caller) */
+	{ .pid = FAKE_PID_PERF2, .cls = BLOCKED_LOCK, .points = 7,
+	  CHAIN(5, K(0), K(1), K(2), L(13), MAIN) },
+	/* a futex wait: the user chain still names it */
+	{ .pid = FAKE_PID_PERF1, .cls = BLOCKED_LOCK, .points = 1,
+	  CHAIN(6, K(0), K(1), K(2), L(2), L(3), RUN) },
 };
 
 static int add_extra_symbols(struct machine *machine, const char *dso_name,
@@ -202,7 +242,9 @@ static int check_rows(struct hists *hists, const struct expect *exp, size_t n)
 	return TEST_OK;
 }
 
-static int run_sort(const char *sort, const struct expect *exp, size_t n)
+static int run_sort_samples(const struct fake_blocked_sample *samples,
+			    size_t nr_samples, const char *sort,
+			    const struct expect *exp, size_t n)
 {
 	struct machines machines;
 	struct machine *machine;
@@ -230,8 +272,8 @@ static int run_sort(const char *sort, const struct expect *exp, size_t n)
 	symbol_conf.cumulate_callchain = false;
 	if (setup_sorting(NULL) < 0)
 		goto out_exit;
-	if (add_fake_blocked_samples(evsel__hists(evsel), machine, fake_samples,
-				     ARRAY_SIZE(fake_samples), PERIOD) == TEST_OK) {
+	if (add_fake_blocked_samples(evsel__hists(evsel), machine, samples,
+				     nr_samples, PERIOD) == TEST_OK) {
 		hists__collapse_resort(evsel__hists(evsel), NULL);
 		evsel__output_resort(evsel, NULL);
 		err = check_rows(evsel__hists(evsel), exp, n);
@@ -243,6 +285,12 @@ out_exit:
 out_delete:
 	evlist__delete(evlist);
 	return err;
+}
+
+static int run_sort(const char *sort, const struct expect *exp, size_t n)
+{
+	return run_sort_samples(fake_samples, ARRAY_SIZE(fake_samples), sort,
+				exp, n);
 }
 
 /* the built-in table: every sample named, each thread's time by reason */
@@ -282,6 +330,13 @@ static int test__hists_wait(struct test_suite *test __maybe_unused,
 		{ "perf", "cpu",		    2 },
 		{ "bash", "unknown:mydrv_wait_irq", 1 },
 	};
+	static const struct expect by_leaf[] = {
+		{ NULL, "mmap-lock",		  18 },
+		{ NULL, "mutex",		   7 },
+		{ NULL, "unknown:vma_link",	   3 },
+		{ NULL, "page-fault",		   2 },
+		{ NULL, "condition",		   1 },
+	};
 
 	wait_rules__reset();
 	TEST_ASSERT_VAL("wait rows", run_sort("wait", by_wait,
@@ -290,6 +345,10 @@ static int test__hists_wait(struct test_suite *test __maybe_unused,
 	TEST_ASSERT_VAL("comm,wait rows",
 			run_sort("comm,wait", by_comm_wait,
 				 ARRAY_SIZE(by_comm_wait)) == TEST_OK);
+	TEST_ASSERT_VAL("kernel lock waits by leaf",
+			run_sort_samples(leaf_samples, ARRAY_SIZE(leaf_samples),
+					 "wait", by_leaf,
+					 ARRAY_SIZE(by_leaf)) == TEST_OK);
 	return TEST_OK;
 }
 
@@ -356,7 +415,7 @@ static int test__hists_wait_rules(struct test_suite *test __maybe_unused,
 		goto out;
 	}
 	snprintf(expect_err, sizeof(expect_err),
-		 "%s:3: unknown condition (use kernel:, user: or class:)", bad);
+		 "%s:3: unknown condition (use kernel:, leaf:, user: or class:)", bad);
 	if (strcmp(wait_rules__last_error(), expect_err)) {
 		pr_debug("error \"%s\", expected \"%s\"\n",
 			 wait_rules__last_error(), expect_err);
@@ -396,7 +455,8 @@ static int test__wait_rules_syntax(struct test_suite *test __maybe_unused,
 		  "t:1: bad reason name (letters, digits, - _ . : +; not on-cpu or unknown*)" },
 		{ "\n\nr kernel:a||b\n", "t:3: empty pattern (write NAME or NAME|NAME...)" },
 		{ "r class:disk\n", "t:1: unknown class (use io, lock, sched or other)" },
-		{ "r nocolon\n", "t:1: a condition is kernel:GLOB, user:GLOB or class:NAME" },
+		{ "r nocolon\n",
+		  "t:1: a condition is kernel:GLOB, leaf:GLOB, user:GLOB or class:NAME" },
 		{ "@include x\n", "t:1: unknown directive (@skip and @kind exist)" },
 		{ "@skip\n", "t:1: @skip takes one GLOB|GLOB... list" },
 		{ "@kind\n", "t:1: @kind takes a kind and one REASON|REASON... list" },

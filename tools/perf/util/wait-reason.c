@@ -37,6 +37,7 @@ asm(".pushsection .rodata\n"
 
 enum wait_cond_kind {
 	WAIT_COND_KERNEL,
+	WAIT_COND_LEAF,
 	WAIT_COND_USER,
 	WAIT_COND_CLASS,
 };
@@ -44,7 +45,7 @@ enum wait_cond_kind {
 struct wait_cond {
 	enum wait_cond_kind	kind;
 	bool			neg;
-	char			**globs;	/* KERNEL, USER */
+	char			**globs;	/* KERNEL, LEAF, USER */
 	size_t			nr_globs;
 	unsigned int		classes;	/* CLASS: bit per blocked_class */
 };
@@ -215,19 +216,21 @@ static int parse_cond(char *tok, struct wait_cond *cond, const char **why)
 	}
 	colon = strchr(tok, ':');
 	if (!colon) {
-		*why = "a condition is kernel:GLOB, user:GLOB or class:NAME";
+		*why = "a condition is kernel:GLOB, leaf:GLOB, user:GLOB or class:NAME";
 		return -1;
 	}
 	*colon = '\0';
 	arg = colon + 1;
 	if (!strcmp(tok, "kernel")) {
 		cond->kind = WAIT_COND_KERNEL;
+	} else if (!strcmp(tok, "leaf")) {
+		cond->kind = WAIT_COND_LEAF;
 	} else if (!strcmp(tok, "user")) {
 		cond->kind = WAIT_COND_USER;
 	} else if (!strcmp(tok, "class")) {
 		cond->kind = WAIT_COND_CLASS;
 	} else {
-		*why = "unknown condition (use kernel:, user: or class:)";
+		*why = "unknown condition (use kernel:, leaf:, user: or class:)";
 		return -1;
 	}
 	if (split_globs(arg, &cond->globs, &cond->nr_globs)) {
@@ -530,7 +533,7 @@ static bool glob_any(char **globs, size_t nr_globs, const char **names,
 }
 
 static bool cond_holds(const struct wait_cond *cond, int cls,
-		       const struct wait_frames *frames)
+		       const struct wait_frames *frames, const char *leaf)
 {
 	bool ret = false;
 
@@ -538,6 +541,9 @@ static bool cond_holds(const struct wait_cond *cond, int cls,
 	case WAIT_COND_KERNEL:
 		ret = glob_any(cond->globs, cond->nr_globs, frames->kernel,
 			       frames->nr_kernel);
+		break;
+	case WAIT_COND_LEAF:
+		ret = leaf && glob_any(cond->globs, cond->nr_globs, &leaf, 1);
 		break;
 	case WAIT_COND_USER:
 		ret = glob_any(cond->globs, cond->nr_globs, frames->user,
@@ -552,18 +558,29 @@ static bool cond_holds(const struct wait_cond *cond, int cls,
 	return cond->neg ? !ret : ret;
 }
 
-static const char *unknown_reason(const struct wait_frames *frames)
+/*
+ * The kernel function that went to sleep: the innermost kernel frame that
+ * is not on the @skip list (the scheduler, the syscall entry).  Kernel
+ * stacks of blocked samples start below the scheduler's __sched functions
+ * (the rwsem and mutex slow paths, down_*(), mutex_lock()), so for a lock
+ * wait this is the lock's caller.  NULL when the sample has no kernel frame.
+ */
+static const char *kernel_leaf(const struct wait_frames *frames)
 {
-	const char *leaf = NULL;
-	char buf[256];
 	size_t i;
 
-	for (i = 0; i < frames->nr_kernel && !leaf; i++) {
+	for (i = 0; i < frames->nr_kernel; i++) {
 		if (!glob_any(wr.skip, wr.nr_skip, &frames->kernel[i], 1))
-			leaf = frames->kernel[i];
+			return frames->kernel[i];
 	}
-	if (!leaf && frames->nr_kernel)
-		leaf = frames->kernel[0];
+	return frames->nr_kernel ? frames->kernel[0] : NULL;
+}
+
+static const char *unknown_reason(const struct wait_frames *frames,
+				  const char *leaf)
+{
+	char buf[256];
+
 	if (!leaf && frames->nr_user)
 		leaf = frames->user[0];
 	if (!leaf)
@@ -574,21 +591,23 @@ static const char *unknown_reason(const struct wait_frames *frames)
 
 const char *wait_reason__match(int cls, const struct wait_frames *frames)
 {
+	const char *leaf;
 	size_t i, j;
 
 	if (cls == BLOCKED_ONCPU)
 		return WAIT_REASON_ONCPU;
 	load_defaults();
+	leaf = kernel_leaf(frames);
 	for (i = 0; i < wr.nr_rules; i++) {
 		const struct wait_rule *rule = &wr.rules[i];
 
 		for (j = 0; j < rule->nr_conds; j++)
-			if (!cond_holds(&rule->conds[j], cls, frames))
+			if (!cond_holds(&rule->conds[j], cls, frames, leaf))
 				break;
 		if (j == rule->nr_conds)
 			return rule->reason;
 	}
-	return unknown_reason(frames);
+	return unknown_reason(frames, leaf);
 }
 
 const char *wait_kind__name(enum wait_kind kind)

@@ -106,6 +106,22 @@ check "bperf record default event: task-clock, period 1 ms, PERIOD and WEIGHT" \
 "$BPERF" record --no-blocked -o noblk.data ./work >rec2.out 2>&1
 check "bperf record --no-blocked: no fallback message" \
 	[ "$(grep -c 'blocked samples' rec2.out)" -eq 0 ]
+# the default call graph: DWARF user stacks of 1 KiB; -g and --no-call-graph
+# give the old behaviour (frame pointers, none)
+cg_of() {	# ARGS...: "CALLCHAIN STACK_USER size" flags of a recording's evlist
+	"$BPERF" record "$@" -o cg.data ./work >/dev/null 2>&1
+	"$BPERF" evlist -v -i cg.data 2>/dev/null | awk '/task-clock/ {
+		printf "%d %d %s\n", /CALLCHAIN/, /STACK_USER/,
+			(match($0, /sample_stack_user: [0-9]+/) ? substr($0, RSTART + 19, RLENGTH - 19) : 0) }'
+}
+cg=$(cg_of)
+check "bperf record default call graph: DWARF, 1024-byte user stacks ($cg)" [ "$cg" = "1 1 1024" ]
+cg=$(cg_of -g)
+check "bperf record -g: frame pointers, no user stacks ($cg)" [ "$cg" = "1 0 0" ]
+cg=$(cg_of --no-call-graph)
+check "bperf record --no-call-graph: no call graph ($cg)" [ "$cg" = "0 0 0" ]
+cg=$(cg_of --no-blocked)
+check "bperf record --no-blocked: no default call graph ($cg)" [ "$cg" = "0 0 0" ]
 
 # --- 3. diff test: stock perf.data through stock perf and bperf -----------------
 if [ $have_stock -eq 1 ]; then
@@ -297,7 +313,7 @@ int main(void)
 }
 EOF2
 gcc -O1 -g -fno-omit-frame-pointer -pthread -o mt mt.c || bad "compile mt.c"
-"$BPERF" record -o mt0.data ./mt >/dev/null 2>&1
+"$BPERF" record --no-call-graph -o mt0.data ./mt >/dev/null 2>&1
 $MK mt0.data mt.data >/dev/null || bad "mkblocked.py mt0.data"
 # rows "KEY SAMPLES" of a report; with a thread column, only that thread's
 rows() { # rows FILE [FIELD VALUE]: KEY = last field, SAMPLES = field 2

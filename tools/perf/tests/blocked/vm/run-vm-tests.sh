@@ -30,6 +30,12 @@
 #     off-CPU points match the off-CPU time it measured itself, no idle
 #     worker's wait is called mutex, and --wait-summary calls the workers
 #     idle and the clients contended;
+#   - RocksDB's db_bench (Debian's rocksdb-tools), readrandom with 4
+#     readers on one block-cache shard, recorded with bperf record's
+#     defaults: the block cache's mutex waits are `mutex` under a demangled
+#     rocksdb::...LRUCacheShard... caller, the rocksdb:* pool is idle in
+#     --wait-summary, at most 5% of the waits stay unnamed (db_bench.sh:
+#     DB_KEYS, DB_S);
 #   - on-CPU time is charged to the code that spent it: per phase of
 #     tests/blocked/vm/alternate.c (O_DIRECT reads, computing), on-CPU points
 #     x period match the phase's thread CPU time within 2 % of the run's wall
@@ -54,6 +60,7 @@ T=$(mktemp -d /tmp/bperf-vm.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 . "$here/../tap.sh"
 . "$here/attribution.sh"
+. "$here/db_bench.sh"
 finish() { tap_done; exit $?; }
 
 mkdir -p "$OUT" 2>/dev/null || OUT=$T
@@ -208,6 +215,9 @@ for prog in server server-cxx; do
 		esac
 	done <$prog.txt
 done
+
+# --- db_bench: the block cache's mutex, the idle pool ---------------------------
+db_bench_test
 
 # --- on-CPU points charged where they were spent -------------------------------
 attribution_test
