@@ -13,10 +13,13 @@
 # them with scripts/tap-summary.sh.
 # The -dev packages give bperf the feature set of Debian's linux-perf (see
 # scripts/build-bperf.sh); linux-perf itself is the reference the host tests
-# compare with; g++ builds their C++ workload.
+# compare with; g++ builds their C++ workload.  libprotobuf-c-dev and
+# protobuf-c-compiler give `bperf data convert --to-pprof`; golang-go's
+# `go tool pprof` is the independent reader the host tests check it with.
 DEPS_PACKAGES += libslang2-dev libunwind-dev zlib1g-dev libtraceevent-dev \
 	liblzma-dev libzstd-dev libnuma-dev libperl-dev python3-dev libcap-dev \
-	libbabeltrace-dev libopencsd-dev libiberty-dev python3 g++ linux-perf
+	libbabeltrace-dev libopencsd-dev libiberty-dev python3 g++ linux-perf \
+	libprotobuf-c-dev protobuf-c-compiler golang-go
 TEST_TARGETS += bperf-host bperf-vm
 
 .PHONY: bperf bperf-host bperf-vm bench
