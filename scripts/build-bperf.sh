@@ -129,6 +129,10 @@ t0=$(now)
 nice make -s -j"$JOBS" -C "$src/tools/perf" O="$OUT" "${flags[@]}" CC="$cc" >&2 ||
 	die "perf build failed (see the messages above)"
 [ -x "$OUT/perf" ] || die "no binary at $OUT/perf after the build"
+# perf builds without an optional library it does not find; this one we need
+convert_help=$("$OUT/perf" data convert -h 2>&1 || true)
+grep -q -- --to-pprof <<<"$convert_help" ||
+	die "bperf built without pprof output (perf data convert --to-pprof): libprotobuf-c was not detected; install: apt-get install -y libprotobuf-c-dev protobuf-c-compiler (or run 'make deps')"
 printf '%s\n' "${flags[*]}" >"$OUT/.bperf-flags"
 ln -sf perf "$OUT/bperf"
 log "built in $(elapsed "$t0") s"
