@@ -317,8 +317,9 @@ static u64 pprof__location(struct convert_pprof *c, struct map *map,
 			return 0;
 		/* source lines of user code, when the binary has them */
 		if (sym && !map->dso->kernel && map->dso->has_srcline) {
-			file = get_srcline_split(map->dso, map__rip_2objdump(map, ip),
-						 &lineno);
+			u64 addr = map__rip_2objdump(map, map->map_ip(map, ip));
+
+			file = get_srcline_split(map->dso, addr, &lineno);
 			if (file) {
 				m->has_filenames = true;
 				m->has_line_numbers = true;
