@@ -249,13 +249,16 @@ out_free:
 
 /*
  * The function of a frame: its symbol, or for an address no symbol covers,
- * one function per binary named after it ("[libfoo.so]"), so that the
- * unknown frames of a binary add up in viewers that merge by name.
+ * one function per binary named after it ("[libfoo.so]"), or "[unknown]"
+ * outside any mapping, so that unknown frames add up in viewers that merge
+ * by name.
  */
 static pb_function *pprof__function(struct convert_pprof *c, struct map *map,
 				    struct symbol *sym, const char *file)
 {
-	const void *key = sym ? (const void *)sym : (const void *)map->dso;
+	static const char unknown[] = "[unknown]";
+	const void *key = sym ? (const void *)sym :
+			  map ? (const void *)map->dso : (const void *)unknown;
 	char buf[PATH_MAX + 2];
 	pb_function *f;
 	void *found;
@@ -276,6 +279,8 @@ static pb_function *pprof__function(struct convert_pprof *c, struct map *map,
 	f->id = c->function.n + 1;
 	if (sym) {
 		f->name = pprof__string(c, sym->name);
+	} else if (!map) {
+		f->name = pprof__string(c, unknown);
 	} else {
 		snprintf(buf, sizeof(buf), "[%s]", map->dso->short_name);
 		f->name = pprof__string(c, buf);
@@ -339,16 +344,14 @@ static u64 pprof__location(struct convert_pprof *c, struct map *map,
 	loc->mapping_id = m ? m->id : 0;
 	loc->address = ip;
 
-	if (map && map->dso) {
-		f = pprof__function(c, map, sym, file);
-		if (!f)
-			goto out_free;
-		perftools__profiles__line__init(line);
-		line->function_id = f->id;
-		line->line = lineno;
-		loc->line[0] = line;
-		loc->n_line = 1;
-	}
+	f = pprof__function(c, m ? map : NULL, m ? sym : NULL, file);
+	if (!f)
+		goto out_free;
+	perftools__profiles__line__init(line);
+	line->function_id = f->id;
+	line->line = lineno;
+	loc->line[0] = line;
+	loc->n_line = 1;
 	if (ptr_vec__push(&c->location, loc))
 		goto out_free;
 	if (hashmap__add(c->locations, k, loc)) {
@@ -518,7 +521,7 @@ static int pprof__write(struct convert_pprof *c, int fd, const char *output_name
 	struct evlist *evlist = c->session->evlist;
 	struct evsel *first = evlist__first(evlist), *evsel;
 	bool time = true;
-	size_t len, done;
+	size_t len, done, i;
 	u8 *buf;
 	int err = 0;
 
@@ -543,6 +546,16 @@ static int pprof__write(struct convert_pprof *c, int fd, const char *output_name
 
 	prof.n_sample = c->sample.n;
 	prof.sample = (pb_sample **)c->sample.v;
+	/* viewers take the first mapping for the main binary: not the kernel */
+	for (i = 0; i < c->mapping.n; i++) {
+		pb_mapping *m = c->mapping.v[i];
+
+		if (((char *)c->string_table.v[m->filename])[0] != '[') {
+			c->mapping.v[i] = c->mapping.v[0];
+			c->mapping.v[0] = m;
+			break;
+		}
+	}
 	prof.n_mapping = c->mapping.n;
 	prof.mapping = (pb_mapping **)c->mapping.v;
 	prof.n_location = c->location.n;
