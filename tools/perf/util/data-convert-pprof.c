@@ -52,15 +52,6 @@
 #include "wait-reason.h"
 #include "profile.pb-c.h"
 
-typedef Perftools__Profiles__Profile pb_profile;
-typedef Perftools__Profiles__ValueType pb_value_type;
-typedef Perftools__Profiles__Sample pb_sample;
-typedef Perftools__Profiles__Label pb_label;
-typedef Perftools__Profiles__Mapping pb_mapping;
-typedef Perftools__Profiles__Location pb_location;
-typedef Perftools__Profiles__Line pb_line;
-typedef Perftools__Profiles__Function pb_function;
-
 #define PPROF_MAX_STACK		1024
 #define PPROF_MAX_LABELS	6
 
@@ -104,10 +95,10 @@ struct convert_pprof {
 	struct perf_tool	tool;
 	struct perf_session	*session;
 	struct hashmap		*strings;	/* char * -> index + 1 */
-	struct hashmap		*mappings;	/* struct map * -> pb_mapping * */
-	struct hashmap		*functions;	/* struct symbol * or struct dso * -> pb_function * */
-	struct hashmap		*locations;	/* struct loc_key * -> pb_location * */
-	struct hashmap		*samples;	/* struct sample_key * -> pb_sample * */
+	struct hashmap		*mappings;	/* struct map * -> mapping */
+	struct hashmap		*functions;	/* symbol or dso -> function */
+	struct hashmap		*locations;	/* struct loc_key * -> location */
+	struct hashmap		*samples;	/* struct sample_key * -> sample */
 	struct ptr_vec		string_table, mapping, function, location, sample;
 	struct ptr_vec		held_maps;	/* references taken on struct map */
 	u64			locs[PPROF_MAX_STACK];
@@ -203,11 +194,11 @@ out_enomem:
 	return -ENOMEM;
 }
 
-static pb_mapping *pprof__mapping(struct convert_pprof *c, struct map *map)
+static Perftools__Profiles__Mapping *pprof__mapping(struct convert_pprof *c, struct map *map)
 {
 	struct dso *dso = map->dso;
 	char bid[SBUILD_ID_SIZE];
-	pb_mapping *m;
+	Perftools__Profiles__Mapping *m;
 	void *found;
 
 	if (hashmap__find(c->mappings, map, &found))
@@ -253,14 +244,14 @@ out_free:
  * outside any mapping, so that unknown frames add up in viewers that merge
  * by name.
  */
-static pb_function *pprof__function(struct convert_pprof *c, struct map *map,
-				    struct symbol *sym, const char *file)
+static Perftools__Profiles__Function *
+pprof__function(struct convert_pprof *c, struct map *map, struct symbol *sym, const char *file)
 {
 	static const char unknown[] = "[unknown]";
 	const void *key = sym ? (const void *)sym :
 			  map ? (const void *)map->dso : (const void *)unknown;
 	char buf[PATH_MAX + 2];
-	pb_function *f;
+	Perftools__Profiles__Function *f;
 	void *found;
 
 	if (hashmap__find(c->functions, key, &found)) {
@@ -305,16 +296,16 @@ static u64 pprof__location(struct convert_pprof *c, struct map *map,
 			   struct symbol *sym, u64 ip)
 {
 	struct loc_key key = { .map = map, .sym = sym, .ip = ip }, *k;
-	pb_mapping *m = NULL;
-	pb_function *f;
-	pb_location *loc;
-	pb_line *line;
+	Perftools__Profiles__Mapping *m = NULL;
+	Perftools__Profiles__Function *f;
+	Perftools__Profiles__Location *loc;
+	Perftools__Profiles__Line *line;
 	unsigned int lineno = 0;
 	char *file = NULL;
 	void *found;
 
 	if (hashmap__find(c->locations, &key, &found))
-		return ((pb_location *)found)->id;
+		return ((Perftools__Profiles__Location *)found)->id;
 
 	if (map && map->dso) {
 		m = pprof__mapping(c, map);
@@ -336,8 +327,8 @@ static u64 pprof__location(struct convert_pprof *c, struct map *map,
 	if (!loc)
 		goto out_enomem;
 	perftools__profiles__location__init(loc);
-	line = (pb_line *)(loc + 1);
-	loc->line = (pb_line **)(line + 1);
+	line = (Perftools__Profiles__Line *)(loc + 1);
+	loc->line = (Perftools__Profiles__Line **)(line + 1);
 	k = (struct loc_key *)(loc->line + 1);
 	*k = key;
 	loc->id = c->location.n + 1;
@@ -392,7 +383,8 @@ static int process_sample_event(struct perf_tool *tool,
 	struct addr_location al;
 	u64 points = blocked__points(sample->points);
 	char num[32];
-	pb_sample *s;
+	Perftools__Profiles__Sample *s;
+	Perftools__Profiles__Label *labels;
 	void *found;
 	int i, err = -ENOMEM;
 
@@ -429,10 +421,12 @@ static int process_sample_event(struct perf_tool *tool,
 	/* the labels */
 	if (pprof__add_label(c, &key, c->key_class, blocked__name(sample->blocked)))
 		goto out_put;
-	if (sample->blocked != BLOCKED_ONCPU &&
-	    pprof__add_label(c, &key, c->key_wait,
-			     wait_reason__classify(&al, evsel, sample) ?: blocked__name(sample->blocked)))
-		goto out_put;
+	if (sample->blocked != BLOCKED_ONCPU) {
+		const char *wait = wait_reason__classify(&al, evsel, sample);
+
+		if (pprof__add_label(c, &key, c->key_wait, wait ?: blocked__name(sample->blocked)))
+			goto out_put;
+	}
 	snprintf(num, sizeof(num), "%d", al.thread->tid);
 	if (pprof__add_label(c, &key, c->key_tid, num))
 		goto out_put;
@@ -462,7 +456,7 @@ static int process_sample_event(struct perf_tool *tool,
 	/* one allocation: the sample, its values, locations, labels and key */
 	s = zalloc(sizeof(*s) + 2 * sizeof(*s->value) +
 		   key.nr_locs * sizeof(*s->location_id) +
-		   key.nr_labels * (sizeof(pb_label *) + sizeof(pb_label)) + sizeof(*k));
+		   key.nr_labels * (sizeof(*s->label) + sizeof(**s->label)) + sizeof(*k));
 	if (!s)
 		goto out_put;
 	perftools__profiles__sample__init(s);
@@ -474,16 +468,17 @@ static int process_sample_event(struct perf_tool *tool,
 	s->location_id = (uint64_t *)(s->value + 2);
 	memcpy(s->location_id, c->locs, key.nr_locs * sizeof(*s->location_id));
 	s->n_label = key.nr_labels;
-	s->label = (pb_label **)(s->location_id + key.nr_locs);
+	s->label = (Perftools__Profiles__Label **)(s->location_id + key.nr_locs);
+	labels = (Perftools__Profiles__Label *)(s->label + key.nr_labels);
 	for (i = 0; i < key.nr_labels; i++) {
-		pb_label *l = (pb_label *)(s->label + key.nr_labels) + i;
+		Perftools__Profiles__Label *l = labels + i;
 
 		perftools__profiles__label__init(l);
 		l->key = key.labels[i][0];
 		l->str = key.labels[i][1];
 		s->label[i] = l;
 	}
-	k = (struct sample_key *)((pb_label *)(s->label + key.nr_labels) + key.nr_labels);
+	k = (struct sample_key *)(labels + key.nr_labels);
 	*k = key;
 	k->locs = s->location_id;
 	if (ptr_vec__push(&c->sample, s)) {
@@ -513,11 +508,11 @@ static bool evsel__counts_time(struct evsel *evsel)
 
 static int pprof__write(struct convert_pprof *c, int fd, const char *output_name)
 {
-	pb_profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-	pb_value_type types[2] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+	Perftools__Profiles__Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
+	Perftools__Profiles__ValueType types[2] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
 				   PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
-	pb_value_type period_type = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-	pb_value_type *types_p[2] = { &types[0], &types[1] };
+	Perftools__Profiles__ValueType period_type = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	Perftools__Profiles__ValueType *types_p[2] = { &types[0], &types[1] };
 	struct evlist *evlist = c->session->evlist;
 	struct evsel *first = evlist__first(evlist), *evsel;
 	bool time = true;
@@ -545,10 +540,10 @@ static int pprof__write(struct convert_pprof *c, int fd, const char *output_name
 		return -ENOMEM;
 
 	prof.n_sample = c->sample.n;
-	prof.sample = (pb_sample **)c->sample.v;
+	prof.sample = (Perftools__Profiles__Sample **)c->sample.v;
 	/* viewers take the first mapping for the main binary: not the kernel */
 	for (i = 0; i < c->mapping.n; i++) {
-		pb_mapping *m = c->mapping.v[i];
+		Perftools__Profiles__Mapping *m = c->mapping.v[i];
 
 		if (((char *)c->string_table.v[m->filename])[0] != '[') {
 			c->mapping.v[i] = c->mapping.v[0];
@@ -557,11 +552,11 @@ static int pprof__write(struct convert_pprof *c, int fd, const char *output_name
 		}
 	}
 	prof.n_mapping = c->mapping.n;
-	prof.mapping = (pb_mapping **)c->mapping.v;
+	prof.mapping = (Perftools__Profiles__Mapping **)c->mapping.v;
 	prof.n_location = c->location.n;
-	prof.location = (pb_location **)c->location.v;
+	prof.location = (Perftools__Profiles__Location **)c->location.v;
 	prof.n_function = c->function.n;
-	prof.function = (pb_function **)c->function.v;
+	prof.function = (Perftools__Profiles__Function **)c->function.v;
 	prof.n_string_table = c->string_table.n;
 	prof.string_table = (char **)c->string_table.v;
 
@@ -687,21 +682,25 @@ int convert__perf2pprof(const char *input_name, const char *output_name,
 		return -1;
 	}
 	/* string 0 is "", as the format requires */
-	if (pprof__string(&c, "") ||
-	    (c.key_class = pprof__string(&c, "class")) < 0 ||
-	    (c.key_wait = pprof__string(&c, "wait")) < 0 ||
-	    (c.key_tid = pprof__string(&c, "tid")) < 0 ||
-	    (c.key_pid = pprof__string(&c, "pid")) < 0 ||
-	    (c.key_comm = pprof__string(&c, "comm")) < 0 ||
-	    (c.key_event = pprof__string(&c, "event")) < 0) {
+	err = pprof__string(&c, "");
+	c.key_class = pprof__string(&c, "class");
+	c.key_wait = pprof__string(&c, "wait");
+	c.key_tid = pprof__string(&c, "tid");
+	c.key_pid = pprof__string(&c, "pid");
+	c.key_comm = pprof__string(&c, "comm");
+	c.key_event = pprof__string(&c, "event");
+	if (err || c.key_class < 0 || c.key_wait < 0 || c.key_tid < 0 || c.key_pid < 0 ||
+	    c.key_comm < 0 || c.key_event < 0) {
+		err = -1;
 		pr_err("Out of memory\n");
 		goto out_exit;
 	}
 
+	err = -1;
 	session = perf_session__new(&data, &c.tool);
 	if (IS_ERR(session)) {
-		pr_err("Cannot read %s: %s\n", input_name ?: "perf.data",
-		       strerror(-PTR_ERR(session)));
+		/* perf_data__open() said why */
+		pr_err("Cannot convert %s\n", input_name ?: "perf.data");
 		goto out_exit;
 	}
 	c.session = session;
@@ -742,8 +741,8 @@ int convert__perf2pprof(const char *input_name, const char *output_name,
 	}
 	fprintf(stderr, "[ perf data convert: Converted '%s' into pprof profile '%s' ]\n",
 		data.path, output_name);
-	fprintf(stderr, "[ perf data convert: %" PRIu64 " samples of %" PRIu64
-		" sampling points, %" PRIu64 " period, as %zu stacks, %zu locations, %zu functions ]\n",
+	fprintf(stderr, "[ perf data convert: %" PRIu64 " samples of %" PRIu64 " sampling points, %"
+		PRIu64 " period, as %zu stacks, %zu locations, %zu functions ]\n",
 		c.nr_samples, c.points, c.period, c.sample.n, c.location.n, c.function.n);
 
 out_delete:
