@@ -393,8 +393,10 @@ static int process_sample_event(struct perf_tool *tool,
 		       sample->ip, sample->tid);
 		return -EINVAL;
 	}
-	if (al.filtered)
+	if (al.filtered) {
+		err = 0;
 		goto out_put;
+	}
 
 	/* the stack, leaf first */
 	if (sample->callchain &&
