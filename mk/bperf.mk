@@ -15,10 +15,13 @@
 # scripts/build-bperf.sh); linux-perf itself is the reference the host tests
 # compare with; g++ builds their C++ workload; rocksdb-tools gives the VM
 # suite db_bench, a real C++ server to check wait reasons on.
+# libprotobuf-c-dev and protobuf-c-compiler give `bperf data convert
+# --to-pprof`; golang-go's `go tool pprof` is the independent reader the host
+# tests check it with.
 DEPS_PACKAGES += libslang2-dev libunwind-dev zlib1g-dev libtraceevent-dev \
 	liblzma-dev libzstd-dev libnuma-dev libperl-dev python3-dev libcap-dev \
 	libbabeltrace-dev libopencsd-dev libiberty-dev python3 g++ linux-perf \
-	rocksdb-tools
+	rocksdb-tools libprotobuf-c-dev protobuf-c-compiler golang-go
 TEST_TARGETS += bperf-host bperf-vm
 
 .PHONY: bperf bperf-host bperf-vm bench

@@ -21,7 +21,8 @@
 #      libbabeltrace (perf data convert), CoreSight (libopencsd), the PMU
 #      event tables (jevents), C++/Rust demangling with libiberty's
 #      cplus_demangle (detected by the cplus-demangle feature test), and
-#      libtraceevent (the system's).  Off, as in Debian's: libbfd (GPLv3),
+#      libtraceevent (the system's); and libprotobuf-c with protoc-c for
+#      `perf data convert --to-pprof` (not in Debian's perf).  Off, as in Debian's: libbfd (GPLv3),
 #      libcrypto, debuginfod, libpfm4, SDT, BPF skeletons, GTK2, JVMTI.
 #   3. build/bperf/bperf -> perf, and the path of the binary on stdout.
 #
@@ -35,13 +36,14 @@ JOBS=${JOBS:-2}
 need make make
 need gcc gcc
 need patch patch
+need protoc-c protobuf-c-compiler
 # headers of the libraries bperf links with (multiarch paths included)
 hdrs="libelf.h elfutils/libdw.h libunwind.h slang.h zlib.h traceevent/event-parse.h
 	lzma.h zstd.h numa.h sys/capability.h babeltrace/ctf-writer/writer.h
-	opencsd/c_api/opencsd_c_api.h libiberty/demangle.h"
+	opencsd/c_api/opencsd_c_api.h libiberty/demangle.h protobuf-c/protobuf-c.h"
 pkgs="libelf-dev libdw-dev libunwind-dev libslang2-dev zlib1g-dev libtraceevent-dev
 	liblzma-dev libzstd-dev libnuma-dev libcap-dev libbabeltrace-dev libopencsd-dev
-	libiberty-dev python3-dev libperl-dev"
+	libiberty-dev python3-dev libperl-dev libprotobuf-c-dev protobuf-c-compiler"
 for hdr in $hdrs; do
 	found=
 	for d in /usr/include /usr/include/*-linux-gnu /usr/include/slang; do
@@ -127,6 +129,10 @@ t0=$(now)
 nice make -s -j"$JOBS" -C "$src/tools/perf" O="$OUT" "${flags[@]}" CC="$cc" >&2 ||
 	die "perf build failed (see the messages above)"
 [ -x "$OUT/perf" ] || die "no binary at $OUT/perf after the build"
+# perf builds without an optional library it does not find; this one we need
+convert_help=$("$OUT/perf" data convert -h 2>&1 || true)
+grep -q -- --to-pprof <<<"$convert_help" ||
+	die "bperf built without pprof output (perf data convert --to-pprof): libprotobuf-c was not detected; install: apt-get install -y libprotobuf-c-dev protobuf-c-compiler (or run 'make deps')"
 printf '%s\n' "${flags[*]}" >"$OUT/.bperf-flags"
 ln -sf perf "$OUT/bperf"
 log "built in $(elapsed "$t0") s"

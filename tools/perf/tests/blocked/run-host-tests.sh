@@ -428,6 +428,10 @@ PY
 s=$(sig "$BPERF" script -i statround.data)
 check "script on a recording with a stray stat round: no crash (signal $s)" [ "$s" = 0 ]
 
+# --- 6b. pprof export (pprof.sh) and the text viewers import (viewers.sh) ------
+. "$here/pprof.sh"
+. "$here/viewers.sh"
+
 # --- 7. other commands keep working --------------------------------------------------
 check "bperf stat" bash -c "'$BPERF' stat -e task-clock -x, ./work 2>&1 | grep -q task-clock"
 check "bperf annotate" bash -c "'$BPERF' annotate -i bperf.data --stdio spin 2>/dev/null | grep -q 'Percent'"

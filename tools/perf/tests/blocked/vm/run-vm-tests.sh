@@ -145,6 +145,20 @@ check "top [I] symbol '${top_io:-none}' is on the read path" \
 check "flame graph written to $OUT/phases-flamegraph.svg" \
 	bash -c "grep -q 'Wrote flame graph' fg.out && [ -s '$OUT/phases-flamegraph.svg' ]"
 
+# --- pprof export of the real recording: go tool pprof reads what report counts
+. "$here/../pprof-lib.sh"
+rm -f ph.pb.gz
+"$BPERF" data convert -i ph.data --to-pprof ph.pb.gz >pp.out 2>&1
+rc=$?
+cp ph.pb.gz "$OUT/phases.pb.gz" 2>/dev/null
+rawsamples ph.pb.gz >ph.raw
+sumby ph.raw comm class >pp-cc.txt
+repsum ph.data 2 comm,blocked >rep-cc.txt
+check "pprof export (rc=$rc): go tool pprof's points and ns per comm and class = report --sort comm,blocked ($(wc -l <pp-cc.txt) rows)" \
+	bash -c "[ $rc -eq 0 ] && [ \$(wc -l <pp-cc.txt) -ge 5 ] && cmp -s pp-cc.txt rep-cc.txt" ||
+	{ diag <pp.out; diff pp-cc.txt rep-cc.txt | head -8 | diag; }
+gopprof -top -nodecount=12 -tagfocus=comm=ph-main -tagleaf=class ph.pb.gz >"$OUT/phases-pprof-top.txt" 2>/dev/null
+
 # --- dwarf unwinding of blocked samples reaches main ---------------------------
 "$BPERF" record --call-graph dwarf -o dw.data ./phases -s $((SCALE / 2)) -d "$DEVICE" >/dev/null 2>&1
 "$BPERF" script -i dw.data --folded 2>/dev/null | grep '^ph-main;' >folded.txt
