@@ -82,6 +82,11 @@ static const char * const kernel_extra[] = {
 	"vm_mmap_pgoff",			/* K27 */
 	"ksys_mmap_pgoff",			/* K28 */
 	"vma_link",				/* K29 */
+	"ext4_buffered_write_iter",		/* K30 */
+	"vfs_write",				/* K31 */
+	"__lock_sock",				/* K32 */
+	"lock_sock_nested",			/* K33 */
+	"tcp_sendmsg",				/* K34 */
 };
 
 #define L(n)	(FAKE_MAP_LIBC + EXTRA_OFFSET + (n) * EXTRA_LEN + 1)
@@ -146,7 +151,8 @@ static const struct fake_blocked_sample fake_samples[] = {
  * Kernel lock waits named by the function that went to sleep (leaf:), as
  * recorded from db_bench: the kernel's stack of a lock wait starts at the
  * lock's caller, the rwsem slow path and down_*() being __sched.  And
- * glibc's mutex slow path by the name Debian's libc gives it.
+ * glibc's mutex slow path by the name Debian's libc gives it.  A lock wait
+ * no rule names is kernel-lock:<caller>, not unknown.
  */
 static const struct fake_blocked_sample leaf_samples[] = {
 	/* glibc's malloc growing an arena: mprotect waits for the mmap lock */
@@ -158,6 +164,12 @@ static const struct fake_blocked_sample leaf_samples[] = {
 	/* mmap() taking the mmap lock for writing */
 	{ .pid = FAKE_PID_PERF2, .cls = BLOCKED_LOCK, .points = 4,
 	  CHAIN(5, K_SCHED, K(27), K(28), L(12), MAIN) },
+	/* a write() waiting for the inode lock: inode_lock() is inline */
+	{ .pid = FAKE_PID_PERF1, .cls = BLOCKED_LOCK, .points = 6,
+	  CHAIN(4, K_SCHED, K(30), K(31), MAIN) },
+	/* a send waiting for the socket's lock, not for socket memory */
+	{ .pid = FAKE_PID_PERF2, .cls = BLOCKED_LOCK, .points = 4,
+	  CHAIN(5, K_SCHED, K(32), K(33), K(34), MAIN) },
 	/* another lock deeper inside mmap(): not the mmap lock */
 	{ .pid = FAKE_PID_PERF2, .cls = BLOCKED_LOCK, .points = 3,
 	  CHAIN(6, K_SCHED, K(29), K(27), K(28), L(12), MAIN) },
@@ -333,7 +345,9 @@ static int test__hists_wait(struct test_suite *test __maybe_unused,
 	static const struct expect by_leaf[] = {
 		{ NULL, "mmap-lock",		  18 },
 		{ NULL, "mutex",		   7 },
-		{ NULL, "unknown:vma_link",	   3 },
+		{ NULL, "inode-lock",		   6 },
+		{ NULL, "socket-lock",		   4 },
+		{ NULL, "kernel-lock:vma_link",	   3 },
 		{ NULL, "page-fault",		   2 },
 		{ NULL, "condition",		   1 },
 	};

@@ -576,16 +576,25 @@ static const char *kernel_leaf(const struct wait_frames *frames)
 	return frames->nr_kernel ? frames->kernel[0] : NULL;
 }
 
-static const char *unknown_reason(const struct wait_frames *frames,
+/*
+ * No rule matched.  A lock wait ([L]) that no rule names is still a lock
+ * wait: the kernel types a sleep [L] only for futexes (which the futex
+ * rule catches by their kernel frames) and for sleeping kernel locks, whose
+ * own functions are __sched and trimmed from the stack; it is named
+ * kernel-lock:<caller>, contended, rather than unknown.
+ */
+static const char *unknown_reason(int cls, const struct wait_frames *frames,
 				  const char *leaf)
 {
+	bool kernel = leaf != NULL;
 	char buf[256];
 
 	if (!leaf && frames->nr_user)
 		leaf = frames->user[0];
 	if (!leaf)
-		return intern("unknown");
-	snprintf(buf, sizeof(buf), "unknown:%s", leaf);
+		return intern(cls == BLOCKED_LOCK ? "kernel-lock" : "unknown");
+	snprintf(buf, sizeof(buf), "%s:%s",
+		 cls == BLOCKED_LOCK && kernel ? "kernel-lock" : "unknown", leaf);
 	return intern(buf);
 }
 
@@ -607,7 +616,7 @@ const char *wait_reason__match(int cls, const struct wait_frames *frames)
 		if (j == rule->nr_conds)
 			return rule->reason;
 	}
-	return unknown_reason(frames, leaf);
+	return unknown_reason(cls, frames, leaf);
 }
 
 const char *wait_kind__name(enum wait_kind kind)
