@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """`bcoz plot`'s HTML page in a real browser (headless chromium).
 
-A synthetic profile with three lines whose throughput at each speedup level
+A synthetic profile with four lines whose throughput at each speedup level
 is set by construction; the expected numbers are what `bcoz plot --text`
 prints for the same profile.  Checks the default order (max speedup), sort
 by name and slope, the name filter and the tooltip of a dot, and saves a
@@ -22,6 +22,7 @@ LINES = {
     "src/zeta.c:10": (100, 118, 150, 200),   # the big one
     "src/beta.c:20": (100, 104, 110, 120),
     "src/mu.c:30": (100, 99, 95, 90),        # slows the program down
+    "src/kappa.c:40": (100, 150, 125, 100),  # a peak: high max, low slope
 }
 LEVELS = (0, 0.25, 0.5, 1.0)
 
@@ -79,7 +80,8 @@ def run(bcoz, tmp, log_dir):
     assert not ext, "the page references outside resources: %s" % ext
     by_max = sorted(want, key=lambda k: -want[k]["max"])
     by_slope = sorted(want, key=lambda k: -want[k]["slope"])
-    assert by_max != sorted(want), "names sort like max speedups: the sort check would mean nothing"
+    assert by_max != sorted(want) and by_max != by_slope, \
+        "max, slope and name orders agree (%s, %s): the sort checks would mean nothing" % (by_max, by_slope)
 
     drv = headless_chromium.start()   # BrowserMissing says what to install
     try:
@@ -107,7 +109,7 @@ def run(bcoz, tmp, log_dir):
         f.send_keys("BETA")
         got = order()
         count = drv.find_element(By.ID, "count").text
-        assert got == ["src/beta.c:20"] and count == "1 of 3 shown", \
+        assert got == ["src/beta.c:20"] and count == "1 of %d shown" % len(LINES), \
             "filter 'BETA': %s, %r" % (got, count)
         f.clear()
         f.send_keys(".c:")
@@ -132,5 +134,5 @@ def run(bcoz, tmp, log_dir):
             assert fp.read(8) == b"\x89PNG\r\n\x1a\n", "screenshot is not a PNG"
     finally:
         drv.quit()
-    return ("order by max %s, by name, by slope; filter 'BETA' -> 1 of 3; tooltip %r; "
-            "screenshot %s" % (",".join(by_max), tip, png))
+    return ("order by max %s, by slope %s, by name; filter 'BETA' -> 1 of %d; tooltip %r; "
+            "screenshot %s" % (",".join(by_max), ",".join(by_slope), len(LINES), tip, png))
