@@ -1,5 +1,5 @@
 #!/bin/bash
-# Usage: scripts/build-kernel-deb.sh
+# Usage: scripts/build-kernel-deb.sh [--no-prepare]
 #
 # Builds a Debian linux-image package of the patched 6.1 kernel for real
 # machines (not the VM's tiny kernel): Debian's own configuration of its 6.1
@@ -24,10 +24,20 @@
 #   DEB_DEBUG_INFO=n  drop CONFIG_DEBUG_INFO (and with it BTF): about half
 #       the build time, but bpftool/libbpf CO-RE programs lose kernel BTF.
 #   DEB_CONFIG=file   use this config instead of Debian's amd64 one.
+#   KDEB_OUT=dir      output directory (default build/kdeb; objects in dir/obj)
+# --no-prepare: use build/linux as it is (do not re-run prepare-tree.sh, which
+# would rewrite files under a build that is running from the same tree).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ $# -eq 0 ] || die "no arguments expected (usage: scripts/build-kernel-deb.sh; see --help in the header)"
+prepare=1
+for a in "$@"; do
+	case $a in
+	--no-prepare) prepare=0 ;;
+	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) die "unknown argument '$a' (usage: scripts/build-kernel-deb.sh [--no-prepare])" ;;
+	esac
+done
 
 need gcc gcc
 need make make
@@ -41,7 +51,7 @@ need cpio cpio
 need xz xz-utils
 need depmod kmod
 
-OUT=$BUILD/kdeb
+OUT=${KDEB_OUT:-$BUILD/kdeb}
 OBJ=$OUT/obj
 LOCALVERSION=${LOCALVERSION:--blocked}
 JOBS=${JOBS:-$(nproc)}
@@ -56,8 +66,11 @@ if [ "$DEB_DEBUG_INFO" = y ]; then
 	need pahole dwarves # CONFIG_DEBUG_INFO_BTF
 fi
 
-"$REPO/scripts/fetch-source.sh"
-"$REPO/scripts/prepare-tree.sh"
+if [ "$prepare" = 1 ]; then
+	"$REPO/scripts/fetch-source.sh"
+	"$REPO/scripts/prepare-tree.sh"
+fi
+[ -f "$TREE/Makefile" ] || die "$TREE is missing; run scripts/prepare-tree.sh (or make tree)"
 
 mkdir -p "$OBJ"
 exec > >(tee -a "$OUT/build.log") 2>&1
@@ -102,7 +115,7 @@ log "kernel release $release, package version $pkgver ($(grep -c '=m$' "$OBJ/.co
 t0=$(now)
 rm -f "$OUT"/linux-*.deb "$OUT"/linux-*.changes "$OUT"/linux-*.buildinfo
 # bindeb-pkg writes the packages into the parent of the object directory,
-# i.e. build/kdeb/.
+# i.e. $OUT.
 kmake -j"$JOBS" KDEB_PKGVERSION="$pkgver" bindeb-pkg ||
 	die "bindeb-pkg failed (compiler or packaging errors above, log in $OUT/build.log)"
 secs=$(elapsed "$t0")
