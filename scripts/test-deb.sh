@@ -38,7 +38,7 @@ check "package ships perf's python scripts under /usr/lib/bperf/perf-core ($nscr
 nbad=$(awk '$2 != "root/root"' "$T/list" | wc -l)
 check "every entry owned by root/root ($nbad not)" [ "$nbad" -eq 0 ]
 pkg=$(dpkg-deb -f "$deb" Package) ver=$(dpkg-deb -f "$deb" Version) dep=$(dpkg-deb -f "$deb" Depends)
-check "control: Package bperf, Version $ver" [ "$pkg" = bperf ] && [ -n "$ver" ]
+check "control: Package bperf, Version $ver" bash -c "[ '$pkg' = bperf ] && [ -n '$ver' ]"
 check "control: Depends from dpkg-shlibdeps (libc6, libelf1, libdw1, python3)" \
 	bash -c "grep -q 'libc6' <<<'$dep' && grep -q 'libelf1' <<<'$dep' && grep -q 'libdw1' <<<'$dep' && grep -q 'python3' <<<'$dep'" ||
 	diag "Depends: $dep"
@@ -67,7 +67,7 @@ check "no file of the package belongs to an installed package ($owned)" [ "$owne
 # --- unpacked, the binaries run ------------------------------------------------
 R=$T/root
 dpkg -x "$deb" "$R"
-check "dpkg -x unpacks it" [ -x "$R/usr/bin/bperf" ] && [ -x "$R/usr/bin/bcoz" ]
+check "dpkg -x unpacks it" bash -c "[ -x '$R/usr/bin/bperf' ] && [ -x '$R/usr/bin/bcoz' ]"
 out=$("$R/usr/bin/bperf" version 2>&1)
 rc=$?
 check "unpacked bperf version: exit 0, '$out'" bash -c "[ $rc -eq 0 ] && grep -q '^perf version 6\.1\.' <<<'$out'"
