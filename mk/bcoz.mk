@@ -12,6 +12,9 @@
 # VM on the patched kernel.
 
 TEST_TARGETS += bcoz-host bcoz-vm
+# bcoz-host loads `bcoz plot`'s page in headless chromium under Selenium
+# (tools/bcoz/tests/plot_browser.py, scripts/headless_chromium.py).
+DEPS_PACKAGES += chromium chromium-driver python3-selenium
 
 .PHONY: bcoz bcoz-host bcoz-vm bcoz-test bcoz-truth
 

@@ -22,6 +22,9 @@ DEPS_PACKAGES += libslang2-dev libunwind-dev zlib1g-dev libtraceevent-dev \
 	liblzma-dev libzstd-dev libnuma-dev libperl-dev python3-dev libcap-dev \
 	libbabeltrace-dev libopencsd-dev libiberty-dev python3 g++ linux-perf \
 	rocksdb-tools libprotobuf-c-dev protobuf-c-compiler golang-go
+# bperf-host drives the interactive flame graph in headless chromium
+# (tools/perf/tests/blocked/browser.py)
+DEPS_PACKAGES += chromium chromium-driver python3-selenium
 TEST_TARGETS += bperf-host bperf-vm
 
 .PHONY: bperf bperf-host bperf-vm bench

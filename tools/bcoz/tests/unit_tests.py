@@ -182,8 +182,11 @@ def test_reports_render():
     assert "+40.0%" in t and "src/a<b>.c:7" in t, t
     h = B.html_report(res, samples, runs, len(exps), "x.coz")
     assert h.count("<svg") == 1 and "a&lt;b&gt;" in h
-    assert "<script" not in h and "http://" not in h.replace(
-        'xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in h
+    # one inline script (filter, sort, tooltips), nothing loaded from anywhere
+    assert h.count("<script>") == 1 and "src=" not in h and "href=" not in h
+    assert "http://" not in h.replace('xmlns="http://www.w3.org/2000/svg"', "") and \
+        "https://" not in h
+    assert 'data-name="src/a&lt;b&gt;.c:7"' in h and 'id="filter"' in h and 'id="sort"' in h
 
 
 def test_truncated_last_line():

@@ -80,8 +80,17 @@ static int test__blocked_flamegraph(struct test_suite *test __maybe_unused,
 	    /* do_read: 50 of 55 points in io, so it is drawn as io */
 	    !strstr(svg, "<title>do_read (55 samples, 55.00%; on-cpu 9.1%; io 90.9%)</title><rect class=\"io\"") ||
 	    !strstr(svg, "<title>compute (30 samples, 30.00%; on-cpu 100.0%)</title><rect class=\"on-cpu\"") ||
-	    !strstr(svg, "class=\"lock\"") || strstr(svg, "<script")) {
-		pr_debug("unexpected SVG\n");
+	    !strstr(svg, "class=\"lock\"") ||
+	    /* what the script reads: name, points, start, depth, class split */
+	    !strstr(svg, "<g class=\"fr\" data-n=\"do_read\" data-v=\"55\" data-s=\"30\" data-d=\"3\" data-c=\"5,50,0,0,0\">") ||
+	    !strstr(svg, "<g class=\"fr\" data-n=\"take&lt;lock&gt;\" data-v=\"15\" data-s=\"85\" data-d=\"3\" data-c=\"0,0,15,0,0\">") ||
+	    !strstr(svg, "<g class=\"fr\" data-n=\"all\" data-v=\"100\" data-s=\"0\" data-d=\"0\" data-c=\"35,50,15,0,0\">") ||
+	    !strstr(svg, "var FG = { width: 1200, ") ||
+	    !strstr(svg, "total: 100, classes: [\"on-cpu\", \"io\", \"lock\", \"sched\", \"other\"] };") ||
+	    !strstr(svg, "<script type=\"text/ecmascript\"><![CDATA[") ||
+	    strstr(strstr(svg, "<![CDATA[") ?: svg, "]]>") != strstr(svg, "]]></script>") ||
+	    strstr(svg, "href=") || strstr(svg, "https:")) {
+		pr_debug("unexpected SVG:\n%s", svg);
 		goto out;
 	}
 	/* a looping frame-pointer chain is drawn once; recursion is kept */

@@ -437,8 +437,15 @@ struct fg_svg {
 	int	frames;
 };
 
+/*
+ * Each frame is a <g class="fr"> whose data- attributes give the script
+ * what it needs to zoom, search and explain it: name (data-n), sampling
+ * points (data-v), first point from the left edge (data-s), depth (data-d)
+ * and the points per class (data-c, in enum blocked_class order).  The
+ * <title> stays for viewers without script.
+ */
 static int fg_node__svg(struct fg_svg *svg, struct fg_node *node, double x,
-			int depth)
+			u64 start, int depth)
 {
 	struct fg_node **kids, *c;
 	double w = node->total * svg->scale, y;
@@ -455,7 +462,13 @@ static int fg_node__svg(struct fg_svg *svg, struct fg_node *node, double x,
 	else
 		fg_color(cls, node->name, &r, &g, &b);
 
-	fputs("<g><title>", svg->fp);
+	fputs("<g class=\"fr\" data-n=\"", svg->fp);
+	fg_escape(svg->fp, node->name, 4096);
+	fprintf(svg->fp, "\" data-v=\"%" PRIu64 "\" data-s=\"%" PRIu64 "\" data-d=\"%d\" data-c=\"",
+		node->total, start, depth);
+	for (i = 0; i < BLOCKED__NR; i++)
+		fprintf(svg->fp, "%s%" PRIu64, i ? "," : "", node->cls[i]);
+	fputs("\"><title>", svg->fp);
 	fg_escape(svg->fp, node->name, 4096);
 	fprintf(svg->fp, " (%" PRIu64 " samples, %.2f%%",
 		node->total, 100.0 * node->total / svg->grand_total);
@@ -470,17 +483,18 @@ static int fg_node__svg(struct fg_svg *svg, struct fg_node *node, double x,
 		blocked__name(cls), node->kind >= 0 ? " wait-" : "",
 		node->kind >= 0 ? wait_kind__name(node->kind) : "",
 		x, y, w, FG_FRAME_H - 1, r, g, b);
-	chars = (size_t)((w - 6) / FG_FONT_W);
+	/* an empty label on narrow frames, for the script to fill on zoom */
+	chars = w > 6 ? (size_t)((w - 6) / FG_FONT_W) : 0;
+	fprintf(svg->fp, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + 11.5);
 	if (chars >= 3) {
-		fprintf(svg->fp, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + 11.5);
 		if (strlen(node->name) <= chars) {
 			fg_escape(svg->fp, node->name, chars);
 		} else {
 			fg_escape(svg->fp, node->name, chars - 2);
 			fputs("..", svg->fp);
 		}
-		fputs("</text>", svg->fp);
 	}
+	fputs("</text>", svg->fp);
 	fputs("</g>\n", svg->fp);
 	svg->frames++;
 
@@ -493,11 +507,240 @@ static int fg_node__svg(struct fg_svg *svg, struct fg_node *node, double x,
 		kids[n++] = c;
 	qsort(kids, n, sizeof(*kids), fg_node__cmp_name);
 	for (i = 0; i < n && !err; i++) {
-		err = fg_node__svg(svg, kids[i], x, depth + 1);
+		err = fg_node__svg(svg, kids[i], x, start, depth + 1);
 		x += kids[i]->total * svg->scale;
+		start += kids[i]->total;
 	}
 	free(kids);
 	return err;
+}
+
+/* --- interactivity ------------------------------------------------------- */
+
+/*
+ * Hover: a tooltip with the frame's name, points, share of all points (and
+ * of the zoomed frame) and class split, also on the line at the bottom.
+ * Click: zoom to the frame (its ancestors span the width, dimmed); click
+ * the root or "Reset zoom", or press Escape, to go back.  Search box
+ * (Ctrl-F): a substring, or /regex/; matches turn magenta and the bottom
+ * line gives their share of all points, each point counted once however
+ * many matching frames (recursion) it passes through.  No external
+ * resources: the script is inline and only reads the frames' attributes.
+ */
+static const char fg_script[] =
+	"(function () {\n"
+	"\"use strict\";\n"
+	"var NS = \"http://www.w3.org/2000/svg\", XNS = \"http://www.w3.org/1999/xhtml\";\n"
+	"var svg = document.documentElement, W = FG.width - 2 * FG.pad, FW = 6.6;\n"
+	"var frames = [], zoomed = null, term = \"\";\n"
+	"var tip, tipBox, tipText = [], details, matched, reset, input;\n"
+	"\n"
+	"function el(name, attrs, parent) {\n"
+	"\tvar e = document.createElementNS(NS, name), k;\n"
+	"\tfor (k in attrs)\n"
+	"\t\te.setAttribute(k, attrs[k]);\n"
+	"\tif (parent)\n"
+	"\t\tparent.appendChild(e);\n"
+	"\treturn e;\n"
+	"}\n"
+	"function pct(v, of) {\n"
+	"\treturn (of ? 100 * v / of : 0).toFixed(2) + \"%\";\n"
+	"}\n"
+	"function label(f, w) {\n"
+	"\tvar chars = w > 6 ? Math.floor((w - 6) / FW) : 0;\n"
+	"\tif (chars < 3)\n"
+	"\t\treturn \"\";\n"
+	"\treturn f.n.length <= chars ? f.n : f.n.slice(0, chars - 2) + \"..\";\n"
+	"}\n"
+	"/* the class split of a frame: \"on-cpu 40.00%  io 60.00%\" */\n"
+	"function split(f) {\n"
+	"\tvar out = [], i;\n"
+	"\tfor (i = 0; i < FG.classes.length; i++)\n"
+	"\t\tif (f.c[i])\n"
+	"\t\t\tout.push(FG.classes[i] + \" \" + pct(f.c[i], f.v));\n"
+	"\treturn out.join(\"  \");\n"
+	"}\n"
+	"function describe(f) {\n"
+	"\treturn [f.n, f.v + \" points, \" + pct(f.v, FG.total) + \" of all\" +\n"
+	"\t\t(zoomed && zoomed !== frames[0] ? \", \" + pct(f.v, zoomed.v) + \" of \" + zoomed.n : \"\"),\n"
+	"\t\tsplit(f)];\n"
+	"}\n"
+	"\n"
+	"function layout() {\n"
+	"\tvar z = zoomed || frames[0], sc = W / z.v, i;\n"
+	"\tfor (i = 0; i < frames.length; i++) {\n"
+	"\t\tvar f = frames[i], show, x, w;\n"
+	"\t\tif (f.d >= z.d) {\n"
+	"\t\t\tshow = f.s >= z.s && f.s + f.v <= z.s + z.v;\n"
+	"\t\t\tx = FG.pad + (f.s - z.s) * sc;\n"
+	"\t\t\tw = f.v * sc;\n"
+	"\t\t} else {\t/* ancestors of the zoomed frame span the width */\n"
+	"\t\t\tshow = f.s <= z.s && f.s + f.v >= z.s + z.v;\n"
+	"\t\t\tx = FG.pad;\n"
+	"\t\t\tw = W;\n"
+	"\t\t}\n"
+	"\t\tif (show && w < 0.1)\n"
+	"\t\t\tshow = false;\n"
+	"\t\tf.g.style.display = show ? \"\" : \"none\";\n"
+	"\t\tif (!show)\n"
+	"\t\t\tcontinue;\n"
+	"\t\tf.r.setAttribute(\"x\", x.toFixed(1));\n"
+	"\t\tf.r.setAttribute(\"width\", w.toFixed(1));\n"
+	"\t\tf.t.setAttribute(\"x\", (x + 3).toFixed(1));\n"
+	"\t\tf.t.textContent = label(f, w);\n"
+	"\t\tf.g.setAttribute(\"opacity\", f.d < z.d ? \"0.6\" : \"1\");\n"
+	"\t}\n"
+	"\treset.style.display = zoomed ? \"\" : \"none\";\n"
+	"\thighlight();\n"
+	"}\n"
+	"function zoom(f) {\n"
+	"\tzoomed = f === frames[0] ? null : f;\n"
+	"\tlayout();\n"
+	"}\n"
+	"\n"
+	"/* \"/re/\" is a regular expression, anything else a substring */\n"
+	"function matcher(t) {\n"
+	"\tvar m = /^\\/(.*)\\/$/.exec(t);\n"
+	"\tif (m) {\n"
+	"\t\ttry {\n"
+	"\t\t\tvar re = new RegExp(m[1]);\n"
+	"\t\t\treturn function (s) { return re.test(s); };\n"
+	"\t\t} catch (e) {\n"
+	"\t\t\treturn null;\n"
+	"\t\t}\n"
+	"\t}\n"
+	"\treturn function (s) { return s.indexOf(t) >= 0; };\n"
+	"}\n"
+	"/*\n"
+	" * Points of the matching frames, each point once: frames are intervals of\n"
+	" * points that nest (a descendant lies inside its ancestor), so walking them\n"
+	" * by start, an interval that begins before the end of the last one counted\n"
+	" * lies inside it (recursion, or a match under a match) and is skipped.\n"
+	" */\n"
+	"function highlight() {\n"
+	"\tvar hits = [], sum = 0, end = -1, i, match = term ? matcher(term) : null;\n"
+	"\tfor (i = 0; i < frames.length; i++) {\n"
+	"\t\tvar f = frames[i], on = !!(match && match(f.n));\n"
+	"\t\tf.r.setAttribute(\"fill\", on ? \"rgb(230,0,230)\" : f.fill);\n"
+	"\t\tf.g.setAttribute(\"class\", on ? \"fr hit\" : \"fr\");\n"
+	"\t\tif (on)\n"
+	"\t\t\thits.push(f);\n"
+	"\t}\n"
+	"\thits.sort(function (a, b) { return a.s - b.s || a.d - b.d; });\n"
+	"\tfor (i = 0; i < hits.length; i++) {\n"
+	"\t\tif (hits[i].s < end)\n"
+	"\t\t\tcontinue;\n"
+	"\t\tsum += hits[i].v;\n"
+	"\t\tend = hits[i].s + hits[i].v;\n"
+	"\t}\n"
+	"\tif (!term)\n"
+	"\t\tmatched.textContent = \"\";\n"
+	"\telse if (!match)\n"
+	"\t\tmatched.textContent = \"bad regular expression\";\n"
+	"\telse\n"
+	"\t\tmatched.textContent = \"Matched: \" + pct(sum, FG.total) + \" (\" + sum +\n"
+	"\t\t\t\" points, \" + hits.length + \" frames)\";\n"
+	"\tmatched.setAttribute(\"data-points\", sum);\n"
+	"}\n"
+	"function search(t) {\n"
+	"\tterm = t;\n"
+	"\tif (input.value !== t)\n"
+	"\t\tinput.value = t;\n"
+	"\thighlight();\n"
+	"}\n"
+	"\n"
+	"function show_tip(f, ev) {\n"
+	"\tvar lines = describe(f), pt = svg.createSVGPoint(), i, wmax = 0, b, x, y;\n"
+	"\tfor (i = 0; i < 3; i++) {\n"
+	"\t\ttipText[i].textContent = lines[i];\n"
+	"\t\twmax = Math.max(wmax, lines[i].length);\n"
+	"\t}\n"
+	"\tpt.x = ev.clientX;\n"
+	"\tpt.y = ev.clientY;\n"
+	"\tb = pt.matrixTransform(svg.getScreenCTM().inverse());\n"
+	"\tx = Math.min(b.x + 12, FG.width - wmax * FW - 16);\n"
+	"\ty = Math.max(b.y - 60, 0);\n"
+	"\ttip.setAttribute(\"transform\", \"translate(\" + Math.max(x, 0).toFixed(0) + \",\" + y.toFixed(0) + \")\");\n"
+	"\ttipBox.setAttribute(\"width\", (wmax * FW + 12).toFixed(0));\n"
+	"\ttip.style.display = \"\";\n"
+	"\tdetails.textContent = lines.join(\"  |  \");\n"
+	"}\n"
+	"\n"
+	"function init() {\n"
+	"\tvar gs = svg.querySelectorAll(\"g.fr\"), i, fo, btn;\n"
+	"\tfor (i = 0; i < gs.length; i++) {\n"
+	"\t\tvar g = gs[i], t = g.querySelector(\"title\"), f = {\n"
+	"\t\t\tg: g, r: g.querySelector(\"rect\"), t: g.querySelector(\"text\"),\n"
+	"\t\t\tn: g.getAttribute(\"data-n\"), v: +g.getAttribute(\"data-v\"),\n"
+	"\t\t\ts: +g.getAttribute(\"data-s\"), d: +g.getAttribute(\"data-d\"),\n"
+	"\t\t\tc: g.getAttribute(\"data-c\").split(\",\").map(Number)\n"
+	"\t\t};\n"
+	"\t\tf.fill = f.r.getAttribute(\"fill\");\n"
+	"\t\tif (t)\t/* the script's tooltip replaces the browser's */\n"
+	"\t\t\tg.removeChild(t);\n"
+	"\t\tg.style.cursor = \"pointer\";\n"
+	"\t\tframes.push(f);\n"
+	"\t\t(function (f) {\n"
+	"\t\t\tg.addEventListener(\"click\", function () { zoom(f); });\n"
+	"\t\t\tg.addEventListener(\"mousemove\", function (ev) { show_tip(f, ev); });\n"
+	"\t\t\tg.addEventListener(\"mouseout\", function () { tip.style.display = \"none\"; });\n"
+	"\t\t})(f);\n"
+	"\t}\n"
+	"\tdetails = el(\"text\", { id: \"details\", x: FG.pad, y: FG.height - 20, \"class\": \"note\" }, svg);\n"
+	"\tmatched = el(\"text\", { id: \"matched\", x: FG.width - FG.pad, y: FG.height - 20,\n"
+	"\t\t\"class\": \"note\", \"text-anchor\": \"end\" }, svg);\n"
+	"\treset = el(\"text\", { id: \"reset\", x: FG.pad, y: 24, \"class\": \"btn\" }, svg);\n"
+	"\treset.textContent = \"Reset zoom\";\n"
+	"\treset.addEventListener(\"click\", function () { zoom(frames[0]); });\n"
+	"\n"
+	"\tfo = el(\"foreignObject\", { x: FG.width - FG.pad - 330, y: 6, width: 330, height: 26 }, svg);\n"
+	"\tinput = document.createElementNS(XNS, \"input\");\n"
+	"\tinput.setAttribute(\"id\", \"search\");\n"
+	"\tinput.setAttribute(\"placeholder\", \"search (text or /regex/), Ctrl-F\");\n"
+	"\tinput.setAttribute(\"style\", \"width:240px;font:12px monospace\");\n"
+	"\tfo.appendChild(input);\n"
+	"\tbtn = document.createElementNS(XNS, \"button\");\n"
+	"\tbtn.setAttribute(\"id\", \"clear\");\n"
+	"\tbtn.textContent = \"Clear\";\n"
+	"\tbtn.setAttribute(\"style\", \"font:12px sans-serif;margin-left:4px\");\n"
+	"\tfo.appendChild(btn);\n"
+	"\tinput.addEventListener(\"input\", function () { search(input.value); });\n"
+	"\tbtn.addEventListener(\"click\", function () { search(\"\"); });\n"
+	"\n"
+	"\ttip = el(\"g\", { id: \"tip\", \"pointer-events\": \"none\" }, svg);\n"
+	"\ttipBox = el(\"rect\", { x: 0, y: 0, width: 100, height: 50, rx: 3, fill: \"#ffffe8\",\n"
+	"\t\tstroke: \"#666\", \"stroke-width\": \"0.5\" }, tip);\n"
+	"\tfor (i = 0; i < 3; i++) {\n"
+	"\t\ttipText.push(el(\"text\", { x: 6, y: 14 + 15 * i, \"class\": \"tip\" + i }, tip));\n"
+	"\t}\n"
+	"\ttip.style.display = \"none\";\n"
+	"\n"
+	"\tdocument.addEventListener(\"keydown\", function (ev) {\n"
+	"\t\tif ((ev.ctrlKey || ev.metaKey) && (ev.key === \"f\" || ev.key === \"F\")) {\n"
+	"\t\t\tev.preventDefault();\n"
+	"\t\t\tinput.focus();\n"
+	"\t\t\tinput.select();\n"
+	"\t\t} else if (ev.key === \"Escape\") {\n"
+	"\t\t\tsearch(\"\");\n"
+	"\t\t\tzoom(frames[0]);\n"
+	"\t\t}\n"
+	"\t});\n"
+	"\tlayout();\n"
+	"\tsvg.setAttribute(\"data-ready\", \"1\");\n"
+	"}\n"
+	"init();\n"
+	"})();\n";
+
+static void fg_write_script(FILE *fp, const struct blocked_fg *fg, int height)
+{
+	int i;
+
+	fprintf(fp, "<script type=\"text/ecmascript\"><![CDATA[\n"
+		"var FG = { width: %d, height: %d, pad: %d, total: %" PRIu64 ", classes: [",
+		FG_WIDTH, height, FG_PAD_SIDE, fg->root.total);
+	for (i = 0; i < BLOCKED__NR; i++)
+		fprintf(fp, "%s\"%s\"", i ? ", " : "", blocked__name(i));
+	fprintf(fp, "] };\n%s]]></script>\n", fg_script);
 }
 
 int blocked_fg__write_svg(struct blocked_fg *fg, FILE *fp, const char *title)
@@ -521,7 +764,8 @@ int blocked_fg__write_svg(struct blocked_fg *fg, FILE *fp, const char *title)
 		"<style>text { font-family: monospace; font-size: 11px; fill: #000; } "
 		"rect:hover { stroke: #000; stroke-width: 0.5; } "
 		".title { font-size: 16px; text-anchor: middle; } "
-		".note { font-size: 11px; fill: #444; }</style>\n"
+		".note { font-size: 11px; fill: #444; } "
+		".btn { font-size: 12px; fill: #06c; cursor: pointer; text-decoration: underline; }</style>\n"
 		"<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f4\"/>\n",
 		FG_WIDTH, svg.height, FG_WIDTH, svg.height);
 	fprintf(fp, "<text class=\"title\" x=\"%d\" y=\"24\">", FG_WIDTH / 2);
@@ -561,7 +805,9 @@ int blocked_fg__write_svg(struct blocked_fg *fg, FILE *fp, const char *title)
 		}
 	}
 
-	err = fg_node__svg(&svg, &fg->root, FG_PAD_SIDE, 0);
+	err = fg_node__svg(&svg, &fg->root, FG_PAD_SIDE, 0, 0);
+	if (!err)
+		fg_write_script(fp, fg, svg.height);
 	fprintf(fp, "</svg>\n");
 	if (err)
 		return err;

@@ -52,7 +52,10 @@ u64 blocked_fg__class_total(const struct blocked_fg *fg, int cls);
 /* "frame;frame;... count" lines, one per distinct stack. */
 int blocked_fg__fprintf_folded(struct blocked_fg *fg, FILE *fp);
 
-/* A self-contained SVG (no script, no external resources). */
+/*
+ * A self-contained SVG: inline script for hover, zoom and search, no
+ * external resources.
+ */
 int blocked_fg__write_svg(struct blocked_fg *fg, FILE *fp, const char *title);
 
 #endif /* __PERF_BLOCKED_FLAMEGRAPH_H */

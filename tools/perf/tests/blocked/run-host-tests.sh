@@ -270,6 +270,25 @@ else
 	bad "flame graph content"
 	tail -n 3 fg.err | diag
 fi
+# the same SVG in headless chromium: search, hover, zoom against the folded
+# stacks of the recording; screenshots into the test log directory
+# (browser.py; a missing browser fails with the apt-get command)
+logdir=${TEST_LOG_DIR:-$repo/build/test-logs}
+mkdir -p "$logdir"
+"$BPERF" script -i blk.data --folded >fg.folded 2>/dev/null
+python3 "$here/browser.py" fg.svg fg.folded "$total" "$logdir/bperf-flamegraph.png" >br.out 2>br.err
+rc=$?
+while IFS=$'\t' read -r st msg; do
+	case $st in
+	ok) ok "flame graph in chromium: $msg" ;;
+	"not ok") bad "flame graph in chromium: $msg" ;;
+	"#") diag "$msg" ;;
+	esac
+done <br.out
+if [ $rc -ne 0 ] && ! grep -q '^not ok' br.out; then
+	bad "flame graph in chromium: browser.py exit $rc"
+	tail -n 5 br.err | diag
+fi
 
 # --- 4b. per-thread views: --comms/--tid show that thread's rows ------------------
 # Three threads run the same code (user spin, getppid() in the kernel); the

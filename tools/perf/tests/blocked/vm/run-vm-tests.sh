@@ -78,6 +78,10 @@ if grep -q 'does not support blocked samples' probe.out; then
 fi
 check "kernel $(uname -r) accepts attr.blocked" \
 	bash -c "'$BPERF' evlist -v -i probe.data | grep -q 'blocked: 1'"
+check "bperf record true says blocked samples are on, once ($(grep -c '^Blocked samples: on' probe.out))" \
+	[ "$(grep -c '^Blocked samples: on (task-clock records off-CPU time' probe.out)" -eq 1 ]
+"$BPERF" record -q -o probe-q.data true >probe-q.out 2>&1
+check "bperf record -q true: silent ($(wc -l <probe-q.out) lines)" [ ! -s probe-q.out ]
 
 # --- sleep 2: about 2000 sampling points ------------------------------------
 # The sleep process lives 2 s plus its exec and exit, which are slow under
