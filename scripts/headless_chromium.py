@@ -8,6 +8,7 @@ The closed network of the test machines refuses connections, so every
 feature that phones home is off and the profile directory is new and empty.
 """
 import os
+import time
 import shutil
 import sys
 import tempfile
@@ -75,3 +76,14 @@ def start(width=1280, height=900):
             shutil.rmtree(profile, ignore_errors=True)
     drv.quit = quit
     return drv
+
+
+def wait_for(drv, js, timeout=10):
+    """Poll the page's script js until it returns something true (its value) or timeout s pass (None)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        v = drv.execute_script(js)
+        if v:
+            return v
+        time.sleep(0.05)
+    return None

@@ -11,7 +11,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts"))
@@ -52,16 +51,6 @@ def parse_text(out):
     return res
 
 
-def wait_for(drv, js, timeout=10):
-    end = time.time() + timeout
-    while time.time() < end:
-        v = drv.execute_script(js)
-        if v:
-            return v
-        time.sleep(0.05)
-    return None
-
-
 def run(bcoz, tmp, log_dir):
     headless_chromium.import_selenium()
     from selenium.webdriver.common.action_chains import ActionChains
@@ -86,7 +75,7 @@ def run(bcoz, tmp, log_dir):
     drv = headless_chromium.start()   # BrowserMissing says what to install
     try:
         drv.get("file://" + page)
-        assert wait_for(drv, "return document.body.getAttribute('data-ready')"), "page script did not run"
+        assert headless_chromium.wait_for(drv, "return document.body.getAttribute('data-ready')"), "page script did not run"
 
         def order():
             return drv.execute_script(
@@ -123,7 +112,7 @@ def run(bcoz, tmp, log_dir):
         assert len(dots) == len(levels), "%d dots for %d levels" % (len(dots), len(levels))
         i = levels.index(50)
         ActionChains(drv).move_to_element(dots[i]).perform()
-        tip = wait_for(drv, "var t = document.getElementById('tip');"
+        tip = headless_chromium.wait_for(drv, "var t = document.getElementById('tip');"
                        "return t.style.display === 'block' ? t.textContent : null;")
         prog, fit, visits = want[top]["rows"][50]
         expect = "line 50%% \u2192 program %s%% (fit %s%%, %d visits)" % (prog, fit, visits)

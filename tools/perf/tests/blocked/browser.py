@@ -18,7 +18,6 @@ screenshot to PNG.  Prints "ok<TAB>name", "not ok<TAB>name" and
 import os
 import re
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../../scripts"))
 import headless_chromium  # noqa: E402
@@ -57,16 +56,6 @@ def leaf_class(frames):
     return m.group(1) if m else "on-cpu"
 
 
-def wait_for(drv, js, timeout=10):
-    end = time.time() + timeout
-    while time.time() < end:
-        v = drv.execute_script(js)
-        if v:
-            return v
-        time.sleep(0.05)
-    return None
-
-
 def main():
     svg_path, folded, total, png = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     stacks = read_folded(folded)
@@ -93,7 +82,7 @@ def run(drv, svg_path, stacks, total, png):
     from selenium.webdriver.common.by import By
 
     drv.get("file://" + os.path.abspath(svg_path))
-    ready = wait_for(drv, "return document.documentElement.getAttribute('data-ready')")
+    ready = headless_chromium.wait_for(drv, "return document.documentElement.getAttribute('data-ready')")
     if not result(ready == "1", "chromium loads the SVG and its script runs"):
         diag(drv.get_log("browser") if hasattr(drv, "get_log") else "")
         return 1
@@ -124,7 +113,7 @@ def run(drv, svg_path, stacks, total, png):
         # foreignObject; a pointer click then keys, as a user types, does
         ActionChains(drv).click(box).key_down(Keys.CONTROL).send_keys("a") \
             .key_up(Keys.CONTROL).send_keys(Keys.BACKSPACE).send_keys(term).perform()
-        txt = wait_for(drv, "var m = document.getElementById('matched').textContent;"
+        txt = headless_chromium.wait_for(drv, "var m = document.getElementById('matched').textContent;"
                        "return m.indexOf('Matched') === 0 ? m : null;")
         return txt or ""
 
@@ -175,7 +164,7 @@ def run(drv, svg_path, stacks, total, png):
            % (sym, ";".join(key), pts, f["v"]))
     el = drv.find_elements(By.CSS_SELECTOR, "g.fr")[f["i"]]
     ActionChains(drv).move_to_element(el.find_element(By.TAG_NAME, "rect")).perform()
-    tip = wait_for(drv, "var t = document.getElementById('tip');"
+    tip = headless_chromium.wait_for(drv, "var t = document.getElementById('tip');"
                    "return t.style.display !== 'none' ? Array.prototype.map.call("
                    "t.querySelectorAll('text'), function (e) { return e.textContent; }) : null;")
     diag("tooltip: %s" % tip)
@@ -194,7 +183,7 @@ def run(drv, svg_path, stacks, total, png):
 
     # 4. click: the frame spans the width, its subtree scales, the rest hides
     el.click()
-    wait_for(drv, "return document.getElementById('reset').style.display !== 'none'")
+    headless_chromium.wait_for(drv, "return document.getElementById('reset').style.display !== 'none'")
     after = frames()
     z = after[f["i"]]
     sc = (WIDTH - 2 * PAD) / f["v"]
