@@ -96,7 +96,7 @@ gcc -O1 -o "$T/nap" "$T/nap.c"
 rc=$?
 check "unpacked bperf record: exit 0 ($rc)" [ $rc -eq 0 ] || diag <"$T/rec.out"
 diag "bperf record says: $(grep -i blocked "$T/rec.out" | head -n 2)"
-n=$("$R/usr/bin/bperf" report -i "$T/rec.data" --stdio -n -g none --sort comm 2>/dev/null |
+n=$("$R/usr/bin/bperf" report -i "$T/rec.data" --stdio --no-children -n -g none --sort comm 2>/dev/null |
 	awk '/^ +[0-9.]+%/ && $NF == "nap" { print $2 }')
 check "unpacked bperf report: the workload's 30 ms of CPU time are >= 20 samples of 1 ms (${n:-none})" \
 	[ "${n:-0}" -ge 20 ]
