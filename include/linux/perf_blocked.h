@@ -217,6 +217,15 @@ static inline void perf_blocked_oncpu_sample(struct perf_event *event,
 	}
 }
 
+/*
+ * perf_prepare_sample(): the subclass of a blocked sample goes into the
+ * record's header.misc; perf_sample_data_init() leaves it 0 for others.
+ */
+static inline u16 perf_blocked_sample_misc(const struct perf_sample_data *data)
+{
+	return data->blocked_misc;
+}
+
 int perf_blocked_check_attr(const struct perf_event_attr *attr);
 int perf_blocked_event_init(struct perf_event *event);
 void perf_blocked_event_del(struct perf_event *event);
@@ -244,6 +253,11 @@ static inline bool perf_blocked_ctx_noswap(struct perf_event_context *ctx,
 static inline void perf_blocked_oncpu_sample(struct perf_event *event,
 					     struct perf_sample_data *data,
 					     struct hrtimer *timer, u64 period) { }
+
+static inline u16 perf_blocked_sample_misc(const struct perf_sample_data *data)
+{
+	return 0;
+}
 
 /* Tell "kernel built without it" (EOPNOTSUPP) from "bad attr" (EINVAL). */
 static inline int perf_blocked_check_attr(const struct perf_event_attr *attr)
