@@ -128,8 +128,8 @@ TEST_F_TIMEOUT(overflow_path, throttle, 120)
 	BS_DRAIN(&ev);
 	n = ev.smp.nr;
 	blocked = n - bs_count(&ev.smp, tid, BS_ONCPU);
-	TH_LOG("rate 1/s (max_samples_per_tick 1): %zu samples (%zu blocked), "
-	       "%llu THROTTLE, %llu UNTHROTTLE records", n, blocked,
+	TH_LOG("rate 1/s: %zu samples (%zu blocked), %llu THROTTLE, %llu UNTHROTTLE records",
+	       n, blocked,
 	       (unsigned long long)ev.smp.nr_throttle,
 	       (unsigned long long)ev.smp.nr_unthrottle);
 	EXPECT_LE(10, blocked) TH_LOG("too few blocked samples to judge");
