@@ -501,14 +501,15 @@ static void perf_blocked_emit(struct perf_event *event)
 	rcu_read_unlock();
 
 	/*
-	 * Stopping the on-CPU samples too, as perf_swevent_hrtimer() does;
-	 * the unthrottle in the tick (or the next schedule-in) restarts the
-	 * timer from period_left.
+	 * Stop the on-CPU samples too, as perf_swevent_hrtimer() does.  The
+	 * points the timer had due are dropped with them: it is set a period
+	 * from now, so that neither the cancel in pmu::del() nor the restart
+	 * at unthrottle (from period_left) sees them as overdue.
 	 */
-	if (stop && hrtimer_active(&hwc->hrtimer)) {
-		local64_set(&hwc->period_left,
-			    max_t(s64, ktime_to_ns(hrtimer_get_remaining(&hwc->hrtimer)), 1));
-		hrtimer_try_to_cancel(&hwc->hrtimer);
+	if (stop && hrtimer_try_to_cancel(&hwc->hrtimer) >= 0) {
+		hrtimer_set_expires(&hwc->hrtimer,
+				    ktime_add_ns(ktime_get(), hwc->sample_period));
+		local64_set(&hwc->period_left, hwc->sample_period);
 	}
 
 	/* Lets perf lower perf_event_max_sample_rate if this is too slow. */
@@ -590,13 +591,17 @@ void perf_blocked_event_del(struct perf_event *event)
 		 * task's stack is the same, so it emits them then, outside
 		 * the runqueue lock.  An event bound to a CPU may not see the
 		 * task again before it ran elsewhere: it emits them here.
+		 * A throttled event's timer was stopped on purpose: its
+		 * points are dropped, as upstream drops them.
 		 */
 		if (left <= 0) {
 			due = div64_u64(-left, period) + 1;
 			left += due * period;
-			hwc->blocked_due = due;
-			if (event->cpu != -1 || !out)
-				perf_blocked_emit(event);
+			if (hwc->interrupts != PERF_BLOCKED_THROTTLED) {
+				hwc->blocked_due = due;
+				if (event->cpu != -1 || !out)
+					perf_blocked_emit(event);
+			}
 		}
 		local64_set(&hwc->period_left, left);
 	}
