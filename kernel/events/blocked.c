@@ -480,8 +480,12 @@ static void perf_blocked_emit(struct perf_event *event)
 		return;
 	if (event->attr.exclude_kernel && event->attr.exclude_user)
 		return;
-	/* Throttled: dropped, as the hrtimer's samples are, until unthrottled. */
-	if (hwc->interrupts == PERF_BLOCKED_THROTTLED)
+	/*
+	 * Throttled, or its event_limit ran out (the disable is pending):
+	 * dropped, as the hrtimer's samples are.
+	 */
+	if (hwc->interrupts == PERF_BLOCKED_THROTTLED ||
+	    READ_ONCE(event->pending_disable))
 		return;
 
 	t0 = local_clock();

@@ -115,9 +115,11 @@ TEST_F_TIMEOUT(overflow_path, throttle, 120)
 	atexit(restore_rate);
 
 	bs_make_attr(&attr, 100000, true);
+	attr.disabled = 1;
 	BS_OPEN(&ev, &attr, 0, -1);
 	werr = write_rate(1);
 	ASSERT_EQ(0, werr) TH_LOG("cannot write 1 to %s: %m", RATE_PATH);
+	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_ENABLE, 0));
 
 	t0 = bs_now_ns();
 	while (bs_now_ns() - t0 < 1000 * BS_NSEC_PER_MSEC)
