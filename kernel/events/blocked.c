@@ -35,9 +35,9 @@
  *    in the event, so several blocked events on one task (a recorder and
  *    a profiler, two per-CPU sessions) each get exact results.
  *  - Nothing is unwound or written while the scheduler holds the
- *    runqueue lock: add() only counts points and queues the event on a
- *    per-CPU irq_work, which runs as soon as finish_task_switch() enables
- *    interrupts again, still in the task's switch-in and on its stack.
+ *    runqueue lock: add() only counts points and puts the event on a
+ *    per-CPU list, which finish_task_switch() empties once it unlocked
+ *    the runqueue, still in the task's switch-in and on its stack.
  *    The samples go through perf_event_overflow() like any other, so
  *    throttling, event_limit/PERF_EVENT_IOC_REFRESH, sigtrap, fasync and
  *    a BPF program attached with PERF_EVENT_IOC_SET_BPF apply to them.
@@ -47,11 +47,11 @@
  *    context switch (enable, disable, rotation) see no stamp and measure
  *    nothing.
  *
- * The sample is taken in the blocked task's own context: the irq_work
- * interrupts finish_task_switch() on the task's stack, so the kernel
- * unwinder walks back through the interrupt and the scheduler into the
- * code that went to sleep.  Frames are cut up to the first __sched
- * function (__schedule()) and past the run of scheduler functions that
+ * The sample is taken in the blocked task's own context: in
+ * finish_task_switch() on the task's stack, so the kernel unwinder walks
+ * back through the scheduler into the code that went to sleep.  Frames
+ * are cut up to the first __sched function (__schedule()) and past the
+ * run of scheduler functions that
  * follows it (in_sched_functions(): __sched and lock text, the rule
  * get_wchan() uses), so the sample's IP is the function that called
  * schedule(), io_schedule(), mutex_lock(), ...  The user part
@@ -59,7 +59,7 @@
  * dump, so DWARF unwinding works.
  */
 
-#include <linux/irq_work.h>
+#include <linux/llist.h>
 #include <linux/kernel.h>
 #include <linux/math64.h>
 #include <linux/perf_blocked.h>
@@ -270,10 +270,10 @@ static bool perf_blocked_in_sched_text(unsigned long addr)
 }
 
 /*
- * Drop the perf, interrupt and scheduler frames from a kernel callchain
- * taken in the switch-in's irq_work: everything up to the first __sched
- * function (__schedule(); lock text before it is the runqueue unlock that
- * enabled interrupts) and the run of scheduler functions after it.  If no
+ * Drop the perf and scheduler frames from a kernel callchain taken at
+ * switch-in (or switch-out): everything up to the first __sched function
+ * (__schedule(); finish_task_switch() is not __sched, and lock text may
+ * come before it) and the run of scheduler functions after it.  If no
  * scheduler frame is found the kernel part says nothing trustworthy about
  * the wait and is dropped whole.  Returns the number of kernel frames left.
  */
@@ -457,8 +457,8 @@ perf_blocked_context(struct perf_event *event, struct pt_regs *regs)
  * Emit what the event owes: on-CPU points that fell due while its hrtimer
  * was held off before the switch-out, then the blocked and the runnable
  * part of the off-CPU interval.  Runs in the task's own context with
- * interrupts off: from the switch-in's irq_work, or from pmu::del() if the
- * event leaves before that ran.  The samples carry the task's present IP
+ * interrupts off: from finish_task_switch() after the switch-in, or from
+ * pmu::del() if the event leaves before that ran.  The samples carry the task's present IP
  * and callchain, which for all three is the place it went to sleep (or,
  * with exclude_kernel, the syscall site).
  */
@@ -520,34 +520,44 @@ static void perf_blocked_emit(struct perf_event *event)
 	perf_sample_event_took(local_clock() - t0);
 }
 
-static DEFINE_PER_CPU(struct llist_head, perf_blocked_pending);
+DEFINE_PER_CPU(struct llist_head, perf_blocked_pending);
 
-static void perf_blocked_work(struct irq_work *work)
+/*
+ * finish_task_switch(), once the runqueue is unlocked: write what the
+ * events scheduled in at this switch-in counted.  The task is current and
+ * still on the stack it slept on.  Interrupts are enabled again here, so
+ * they are disabled while writing, as for a sample from the hrtimer.
+ */
+void __perf_blocked_finish_switch(void)
 {
-	struct llist_node *list = llist_del_all(this_cpu_ptr(&perf_blocked_pending));
 	struct perf_event *event, *next;
+	struct llist_node *list;
+	unsigned long flags;
 
+	local_irq_save(flags);
+	list = llist_del_all(this_cpu_ptr(&perf_blocked_pending));
 	list = llist_reverse_order(list);
 	llist_for_each_entry_safe(event, next, list, hw.blocked_node) {
 		event->hw.blocked_queued = 0;
 		/*
-		 * Still on this CPU, so its task is current: pmu::del() emits
-		 * what is owed before the event can go anywhere else.
+		 * A disable or removal IPI taken as the runqueue was
+		 * unlocked went through pmu::del(), which wrote what was
+		 * owed; an event still active on this CPU belongs to
+		 * current, as task events do while they run.
 		 */
 		if (READ_ONCE(event->state) == PERF_EVENT_STATE_ACTIVE &&
 		    READ_ONCE(event->oncpu) == smp_processor_id())
 			perf_blocked_emit(event);
 	}
+	local_irq_restore(flags);
 }
 
-static DEFINE_PER_CPU(struct irq_work, perf_blocked_irq_work) =
-	IRQ_WORK_INIT_HARD(perf_blocked_work);
-
 /*
- * Called with the runqueue lock held and interrupts off: the self-IPI
- * fires as soon as finish_task_switch() unlocks, before anything else
- * can run on this CPU.  A freed event is never in the list: it was
- * del()eted first, on this CPU, and RCU keeps it until the irq_work ran.
+ * Called from pmu::add() at a switch-in, with the runqueue locked and
+ * interrupts off: __perf_blocked_finish_switch() of the same switch
+ * writes the samples.  A freed event is never left on the list: it went
+ * through pmu::del() on this CPU first, and it is freed after an RCU
+ * grace period, which cannot end before this switch-in is over.
  */
 static void perf_blocked_queue(struct perf_event *event)
 {
@@ -555,7 +565,6 @@ static void perf_blocked_queue(struct perf_event *event)
 		return;
 	event->hw.blocked_queued = 1;
 	llist_add(&event->hw.blocked_node, this_cpu_ptr(&perf_blocked_pending));
-	irq_work_queue(this_cpu_ptr(&perf_blocked_irq_work));
 }
 
 /*
@@ -571,7 +580,7 @@ void perf_blocked_event_del(struct perf_event *event)
 	u64 out = current->blocked_out_ts;
 	u64 period = hwc->sample_period, due;
 
-	/* Leaving before the switch-in's irq_work ran: emit now, in place. */
+	/* Leaving before the switch-in wrote its samples: write them now. */
 	if (hwc->blocked_pend | hwc->blocked_pend_sched | hwc->blocked_due)
 		perf_blocked_emit(event);
 
@@ -617,8 +626,8 @@ void perf_blocked_event_del(struct perf_event *event)
 /*
  * pmu::add(), before the hrtimer is started: if the task is coming back
  * from an off-CPU interval this event measured, count its samples, queue
- * them for the irq_work, and set hw.period_left so the grid continues
- * where it would have been.
+ * them to be written after the switch, and set hw.period_left so the grid
+ * continues where it would have been.
  */
 void perf_blocked_event_add(struct perf_event *event)
 {
@@ -689,8 +698,18 @@ resume:
 	hwc->blocked_next = out + first + n * period;
 	local64_set(&hwc->period_left, first + n * period - delta);
 queue:
-	if (hwc->blocked_pend | hwc->blocked_pend_sched | hwc->blocked_due)
+	if (!(hwc->blocked_pend | hwc->blocked_pend_sched | hwc->blocked_due))
+		return;
+	/*
+	 * At a switch-in (the task's switch-out stamp is still set) the
+	 * runqueue is locked: write after it is unlocked.  Otherwise (an
+	 * enable after a disable) only owed on-CPU points can be pending,
+	 * and this is not the scheduler: write them now.
+	 */
+	if (out)
 		perf_blocked_queue(event);
+	else
+		perf_blocked_emit(event);
 }
 
 /*
