@@ -36,6 +36,8 @@ enum perf_blocked_class {
 #ifdef CONFIG_PERF_BLOCKED_SAMPLES
 
 #include <linux/jump_label_ratelimit.h>
+#include <linux/llist.h>
+#include <linux/percpu.h>
 #include <linux/timekeeping.h>
 
 extern struct static_key_false_deferred perf_blocked_key;
@@ -217,6 +219,29 @@ static inline void perf_blocked_oncpu_sample(struct perf_event *event,
 	}
 }
 
+/*
+ * perf_prepare_sample(): the subclass of a blocked sample goes into the
+ * record's header.misc; perf_sample_data_init() leaves it 0 for others.
+ */
+static inline u16 perf_blocked_sample_misc(const struct perf_sample_data *data)
+{
+	return data->blocked_misc;
+}
+
+DECLARE_PER_CPU(struct llist_head, perf_blocked_pending);
+void __perf_blocked_finish_switch(void);
+
+/*
+ * finish_task_switch(), after the runqueue lock is dropped: write the
+ * samples that pmu::add() counted at this switch-in.
+ */
+static __always_inline void perf_blocked_finish_switch(void)
+{
+	if (perf_blocked_enabled() &&
+	    !llist_empty(this_cpu_ptr(&perf_blocked_pending)))
+		__perf_blocked_finish_switch();
+}
+
 int perf_blocked_check_attr(const struct perf_event_attr *attr);
 int perf_blocked_event_init(struct perf_event *event);
 void perf_blocked_event_del(struct perf_event *event);
@@ -229,6 +254,7 @@ static inline void perf_blocked_switch_out(struct task_struct *prev,
 					   bool runnable) { }
 static inline void perf_blocked_sched_out(struct task_struct *task) { }
 static inline void perf_blocked_sched_in(struct task_struct *task) { }
+static inline void perf_blocked_finish_switch(void) { }
 static inline void perf_blocked_wakeup(struct task_struct *p) { }
 static inline void perf_blocked_fork(struct task_struct *p) { }
 static inline void perf_blocked_ctx_account(struct perf_event_context *ctx,
@@ -244,6 +270,11 @@ static inline bool perf_blocked_ctx_noswap(struct perf_event_context *ctx,
 static inline void perf_blocked_oncpu_sample(struct perf_event *event,
 					     struct perf_sample_data *data,
 					     struct hrtimer *timer, u64 period) { }
+
+static inline u16 perf_blocked_sample_misc(const struct perf_sample_data *data)
+{
+	return 0;
+}
 
 /* Tell "kernel built without it" (EOPNOTSUPP) from "bad attr" (EINVAL). */
 static inline int perf_blocked_check_attr(const struct perf_event_attr *attr)

@@ -29,38 +29,48 @@
  *    touch tasks with a perf context, see <linux/perf_blocked.h>.  No
  *    list of events is walked on a switch.
  *  - pmu::del() of each blocked event remembers which switch-out it saw
- *    (the task's stamp), and emits the on-CPU points its held-off timer
- *    did not sample; pmu::add() computes the split and emits;
- *    pmu::start() restarts the hrtimer at the grid's next point, so the
- *    time spent emitting does not shift it.  The grid phase stays in the
- *    event, so several blocked events on one task (a recorder and a
- *    profiler, two per-CPU sessions) each get exact results.
+ *    (the task's stamp), and counts the on-CPU points its held-off timer
+ *    did not sample; pmu::add() computes the split; pmu::start()
+ *    restarts the hrtimer at the grid's next point.  The grid phase stays
+ *    in the event, so several blocked events on one task (a recorder and
+ *    a profiler, two per-CPU sessions) each get exact results.
+ *  - Nothing is unwound or written while the scheduler holds the
+ *    runqueue lock: add() only counts points and puts the event on a
+ *    per-CPU list, which finish_task_switch() empties once it unlocked
+ *    the runqueue, still in the task's switch-in and on its stack.
+ *    The samples go through perf_event_overflow() like any other, so
+ *    throttling, event_limit/PERF_EVENT_IOC_REFRESH, sigtrap, fasync and
+ *    a BPF program attached with PERF_EVENT_IOC_SET_BPF apply to them.
  *  - An event reports an interval only if it saw it whole: it was active
  *    when the task left (CPU-bound events: or enabled since before that,
  *    on another CPU), and was not disabled since.  del()/add() outside a
  *    context switch (enable, disable, rotation) see no stamp and measure
  *    nothing.
  *
- * The sample is taken in the blocked task's own context: pmu::add() runs
- * in finish_task_switch() on the task's stack, so the kernel unwinder walks
- * back through the scheduler into the code that went to sleep.  The frames
- * of perf and of the scheduler itself are cut at the outermost function of
- * the first run of scheduler functions (in_sched_functions(): __sched and
- * lock text), the rule get_wchan() uses, so the sample's IP is the function
- * that called schedule(), io_schedule(), mutex_lock(), ...  The user part
+ * The sample is taken in the blocked task's own context: in
+ * finish_task_switch() on the task's stack, so the kernel unwinder walks
+ * back through the scheduler into the code that went to sleep.  Frames
+ * are cut up to the first __sched function (__schedule()) and past the
+ * run of scheduler functions that
+ * follows it (in_sched_functions(): __sched and lock text, the rule
+ * get_wchan() uses), so the sample's IP is the function that called
+ * schedule(), io_schedule(), mutex_lock(), ...  The user part
  * is the user stack at the syscall, as are the user registers and stack
  * dump, so DWARF unwinding works.
  */
 
+#include <linux/llist.h>
 #include <linux/kernel.h>
 #include <linux/math64.h>
 #include <linux/perf_blocked.h>
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/debug.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <linux/workqueue.h>
+#include <asm/sections.h>
 #include <trace/events/lock.h>
 
 DEFINE_STATIC_KEY_DEFERRED_FALSE(perf_blocked_key, HZ);
@@ -253,12 +263,19 @@ static u64 perf_blocked_points(u64 len, u64 first, u64 period)
 	return div64_u64(len - first, period) + 1;
 }
 
+static bool perf_blocked_in_sched_text(unsigned long addr)
+{
+	return addr >= (unsigned long)__sched_text_start &&
+	       addr < (unsigned long)__sched_text_end;
+}
+
 /*
- * Drop the perf and scheduler frames from a kernel callchain taken inside
- * pmu::add(): everything up to the end of the first run of scheduler
- * functions.  If no scheduler frame is found the kernel part says nothing
- * trustworthy about the wait and is dropped whole.  Returns the number of
- * kernel frames left.
+ * Drop the perf and scheduler frames from a kernel callchain taken at
+ * switch-in (or switch-out): everything up to the first __sched function
+ * (__schedule(); finish_task_switch() is not __sched, and lock text may
+ * come before it) and the run of scheduler functions after it.  If no
+ * scheduler frame is found the kernel part says nothing trustworthy about
+ * the wait and is dropped whole.  Returns the number of kernel frames left.
  */
 static unsigned int perf_blocked_trim(struct perf_callchain_entry *entry)
 {
@@ -270,7 +287,7 @@ static unsigned int perf_blocked_trim(struct perf_callchain_entry *entry)
 
 	for (end = 1; end < nr && ip[end] < PERF_CONTEXT_MAX; end++)
 		;
-	for (i = 1; i < end && !in_sched_functions(ip[i]); i++)
+	for (i = 1; i < end && !perf_blocked_in_sched_text(ip[i]); i++)
 		;
 	while (i < end && in_sched_functions(ip[i]))
 		i++;
@@ -337,16 +354,17 @@ static void perf_blocked_limit(struct perf_callchain_entry *entry, u32 max)
 	}
 }
 
-static void perf_blocked_output(struct perf_event *event,
-				enum perf_blocked_class class, u64 points,
-				u64 time, struct pt_regs *regs,
-				struct perf_callchain_entry *callchain)
+/*
+ * One sample through the normal overflow path.  Returns non-zero if the
+ * event must stop (throttled, or its event_limit reached).
+ */
+static int perf_blocked_output(struct perf_event *event,
+			       enum perf_blocked_class class, u64 points,
+			       u64 time, struct pt_regs *regs,
+			       struct perf_callchain_entry *callchain)
 {
 	u64 sample_type = event->attr.sample_type;
-	struct perf_output_handle handle;
-	struct perf_event_header header;
 	struct perf_sample_data data;
-	int err;
 
 	perf_sample_data_init(&data, 0, points * event->hw.sample_period);
 
@@ -368,20 +386,10 @@ static void perf_blocked_output(struct perf_event *event,
 		data.sample_flags |= PERF_SAMPLE_CALLCHAIN;
 	}
 
-	/* As __perf_event_output(), plus the subclass in header.misc. */
-	perf_prepare_sample(&header, &data, event, regs);
-	header.misc |= perf_blocked_misc[class];
+	/* perf_prepare_sample() puts the subclass into header.misc */
+	data.blocked_misc = perf_blocked_misc[class];
 
-	if (event->attr.write_backward)
-		err = perf_output_begin_backward(&handle, &data, event,
-						 header.size);
-	else
-		err = perf_output_begin_forward(&handle, &data, event,
-						header.size);
-	if (!err) {
-		perf_output_sample(&handle, &header, &data, event);
-		perf_output_end(&handle);
-	}
+	return perf_event_overflow(event, &data, regs);
 }
 
 /*
@@ -442,30 +450,121 @@ perf_blocked_context(struct perf_event *event, struct pt_regs *regs)
 	return entry;
 }
 
+/* hw_perf_event::interrupts of a throttled event (MAX_INTERRUPTS) */
+#define PERF_BLOCKED_THROTTLED	(~0ULL)
+
 /*
- * On-CPU grid points that fell due while the hrtimer was held off (an
- * interrupts-off section, the scheduler on the way out, a virtual CPU that
- * did not run) and that the cancel in pmu::del() took from it.  The task
- * spent that time right here, on its way to where it is now: emit them at
- * once as one on-CPU sample with the task's present IP and callchain (as
- * for a blocked sample: the caller of the scheduler, or the syscall site
- * with exclude_kernel), not with the next on-CPU sample, which may be
- * taken in other code.
+ * Emit what the event owes: on-CPU points that fell due while its hrtimer
+ * was held off before the switch-out, then the blocked and the runnable
+ * part of the off-CPU interval.  Runs in the task's own context with
+ * interrupts off: from finish_task_switch() after the switch-in, or from
+ * pmu::del() if the event leaves before that ran.  The samples carry the task's present IP
+ * and callchain, which for all three is the place it went to sleep (or,
+ * with exclude_kernel, the syscall site).
  */
-static void perf_blocked_emit_due(struct perf_event *event, u64 points)
+static void perf_blocked_emit(struct perf_event *event)
 {
+	struct hw_perf_event *hwc = &event->hw;
+	enum perf_blocked_class class = hwc->blocked_pend_class;
+	u64 due = hwc->blocked_due, n_blocked = hwc->blocked_pend;
+	u64 n_sched = hwc->blocked_pend_sched, t0, time;
 	struct perf_callchain_entry *callchain;
 	struct pt_regs regs = {};
+	int stop = 0;
 
+	hwc->blocked_due = 0;
+	hwc->blocked_pend = 0;
+	hwc->blocked_pend_sched = 0;
+
+	if (!(due | n_blocked | n_sched))
+		return;
 	if (event->attr.exclude_kernel && event->attr.exclude_user)
 		return;
+	/*
+	 * Throttled, or its event_limit ran out (the disable is pending):
+	 * dropped, as the hrtimer's samples are.
+	 */
+	if (hwc->interrupts == PERF_BLOCKED_THROTTLED ||
+	    READ_ONCE(event->pending_disable))
+		return;
 
+	t0 = local_clock();
+	/* protects the per-CPU callchain buffer until the last sample */
 	rcu_read_lock();
 	callchain = perf_blocked_context(event, &regs);
-	if (callchain)
-		perf_blocked_output(event, PERF_BLOCKED_NONE, points,
-				    event->clock(), &regs, callchain);
+	time = event->clock();
+	if (callchain && due)
+		stop = perf_blocked_output(event, PERF_BLOCKED_NONE, due, time,
+					   &regs, callchain);
+	if (callchain && n_blocked && !stop)
+		stop = perf_blocked_output(event, class, n_blocked, time,
+					   &regs, callchain);
+	if (callchain && n_sched && !stop)
+		stop = perf_blocked_output(event, PERF_BLOCKED_SCHED, n_sched,
+					   time, &regs, callchain);
 	rcu_read_unlock();
+
+	/*
+	 * Stop the on-CPU samples too, as perf_swevent_hrtimer() does.  The
+	 * points the timer had due are dropped with them: it is set a period
+	 * from now, so that neither the cancel in pmu::del() nor the restart
+	 * at unthrottle (from period_left) sees them as overdue.
+	 */
+	if (stop && hrtimer_try_to_cancel(&hwc->hrtimer) >= 0) {
+		hrtimer_set_expires(&hwc->hrtimer,
+				    ktime_add_ns(ktime_get(), hwc->sample_period));
+		local64_set(&hwc->period_left, hwc->sample_period);
+	}
+
+	/* Lets perf lower perf_event_max_sample_rate if this is too slow. */
+	perf_sample_event_took(local_clock() - t0);
+}
+
+DEFINE_PER_CPU(struct llist_head, perf_blocked_pending);
+
+/*
+ * finish_task_switch(), once the runqueue is unlocked: write what the
+ * events scheduled in at this switch-in counted.  The task is current and
+ * still on the stack it slept on.  Interrupts are enabled again here, so
+ * they are disabled while writing, as for a sample from the hrtimer.
+ */
+void __perf_blocked_finish_switch(void)
+{
+	struct perf_event *event, *next;
+	struct llist_node *list;
+	unsigned long flags;
+
+	local_irq_save(flags);
+	list = llist_del_all(this_cpu_ptr(&perf_blocked_pending));
+	list = llist_reverse_order(list);
+	llist_for_each_entry_safe(event, next, list, hw.blocked_node) {
+		event->hw.blocked_queued = 0;
+		/*
+		 * A disable or removal IPI taken as the runqueue was
+		 * unlocked went through pmu::del(), which wrote what was
+		 * owed; an event still active on this CPU belongs to
+		 * current, as task events do while they run.
+		 */
+		if (READ_ONCE(event->state) == PERF_EVENT_STATE_ACTIVE &&
+		    READ_ONCE(event->oncpu) == smp_processor_id())
+			perf_blocked_emit(event);
+	}
+	local_irq_restore(flags);
+}
+
+/*
+ * Called from pmu::add() at a switch-in, with the runqueue locked and
+ * interrupts off: __perf_blocked_finish_switch() of the same switch
+ * writes the samples.  A freed event is never left on the list: it went
+ * through pmu::del() on this CPU first, and it is freed after an RCU
+ * grace period, which cannot end before this switch-in is over.
+ */
+static void perf_blocked_queue(struct perf_event *event)
+{
+	if (event->hw.blocked_queued)
+		return;
+	event->hw.blocked_queued = 1;
+	llist_add(&event->hw.blocked_node, this_cpu_ptr(&perf_blocked_pending));
 }
 
 /*
@@ -481,6 +580,10 @@ void perf_blocked_event_del(struct perf_event *event)
 	u64 out = current->blocked_out_ts;
 	u64 period = hwc->sample_period, due;
 
+	/* Leaving before the switch-in wrote its samples: write them now. */
+	if (hwc->blocked_pend | hwc->blocked_pend_sched | hwc->blocked_due)
+		perf_blocked_emit(event);
+
 	if (out) {
 		/*
 		 * period_left was read before hrtimer_cancel(); the timer's
@@ -495,12 +598,23 @@ void perf_blocked_event_del(struct perf_event *event)
 		/*
 		 * left <= 0: points fell due before the switch-out (or the
 		 * disable) and were not sampled.  The grid goes on from its
-		 * first point still ahead.
+		 * first point still ahead.  They are on-CPU time spent on
+		 * the way to where the task is now; an event not bound to a
+		 * CPU is added again at the task's next switch-in, where the
+		 * task's stack is the same, so it emits them then, outside
+		 * the runqueue lock.  An event bound to a CPU may not see the
+		 * task again before it ran elsewhere: it emits them here.
+		 * A throttled event's timer was stopped on purpose: its
+		 * points are dropped, as upstream drops them.
 		 */
 		if (left <= 0) {
 			due = div64_u64(-left, period) + 1;
 			left += due * period;
-			perf_blocked_emit_due(event, due);
+			if (hwc->interrupts != PERF_BLOCKED_THROTTLED) {
+				hwc->blocked_due = due;
+				if (event->cpu != -1 || !out)
+					perf_blocked_emit(event);
+			}
 		}
 		local64_set(&hwc->period_left, left);
 	}
@@ -511,8 +625,9 @@ void perf_blocked_event_del(struct perf_event *event)
 
 /*
  * pmu::add(), before the hrtimer is started: if the task is coming back
- * from an off-CPU interval this event measured, emit its samples and set
- * hw.period_left so the grid continues where it would have been.
+ * from an off-CPU interval this event measured, count its samples, queue
+ * them to be written after the switch, and set hw.period_left so the grid
+ * continues where it would have been.
  */
 void perf_blocked_event_add(struct perf_event *event)
 {
@@ -521,14 +636,12 @@ void perf_blocked_event_add(struct perf_event *event)
 	u64 out = current->blocked_out_ts;
 	u64 seen = hwc->blocked_out;
 	u64 period = hwc->sample_period;
-	u64 now, wake, delta, first, n, n_blocked, time;
-	struct perf_callchain_entry *callchain;
-	struct pt_regs regs = {};
+	u64 now, wake, delta, first, n, n_blocked;
 	s64 left;
 
 	hwc->blocked_out = 0;
 	if (!out || class == PERF_BLOCKED_NONE || !period)
-		return;
+		goto queue;
 
 	/*
 	 * Report the interval only if this event saw it whole: it was
@@ -542,7 +655,7 @@ void perf_blocked_event_add(struct perf_event *event)
 	 */
 	if (seen != out &&
 	    (event->cpu == -1 || !hwc->blocked_on || hwc->blocked_on > out))
-		return;
+		goto queue;
 
 	/*
 	 * CLOCK_MONOTONIC, the clock of the hrtimer that drives the on-CPU
@@ -572,30 +685,31 @@ void perf_blocked_event_add(struct perf_event *event)
 			n_blocked = n;
 	}
 
-	if (event->attr.exclude_kernel && event->attr.exclude_user)
-		goto resume;
-
-	/* protects the per-CPU callchain buffers until both are written */
-	rcu_read_lock();
-	callchain = perf_blocked_context(event, &regs);
-	time = event->clock();
-	if (callchain && n_blocked)
-		perf_blocked_output(event, class, n_blocked, time, &regs,
-				    callchain);
-	if (callchain && n > n_blocked)
-		perf_blocked_output(event, PERF_BLOCKED_SCHED, n - n_blocked,
-				    time, &regs, callchain);
-	rcu_read_unlock();
+	hwc->blocked_pend = n_blocked;
+	hwc->blocked_pend_sched = n - n_blocked;
+	hwc->blocked_pend_class = class;
 
 resume:
 	/*
 	 * The next point is first + n * period after the switch-out.  The
-	 * timer is started there, not at a delay from now: the task has been
-	 * on the CPU since @now, and emitting (an unwind and up to two
-	 * records) took part of that time.
+	 * timer is started there, not at a delay from now, so the grid does
+	 * not drift by the time the switch-in takes.
 	 */
 	hwc->blocked_next = out + first + n * period;
 	local64_set(&hwc->period_left, first + n * period - delta);
+queue:
+	if (!(hwc->blocked_pend | hwc->blocked_pend_sched | hwc->blocked_due))
+		return;
+	/*
+	 * At a switch-in (the task's switch-out stamp is still set) the
+	 * runqueue is locked: write after it is unlocked.  Otherwise (an
+	 * enable after a disable) only owed on-CPU points can be pending,
+	 * and this is not the scheduler: write them now.
+	 */
+	if (out)
+		perf_blocked_queue(event);
+	else
+		perf_blocked_emit(event);
 }
 
 /*

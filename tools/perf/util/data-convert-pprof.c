@@ -500,6 +500,20 @@ out_put:
 	return err;
 }
 
+/*
+ * pass 0: a program (not "[...]", not a shared object "*.so*");
+ * pass 1: anything but the kernel and the dynamic loader.
+ */
+static bool pprof__main_candidate(const char *name, int pass)
+{
+	const char *base = strrchr(name, '/');
+
+	base = base ? base + 1 : name;
+	if (name[0] == '[' || !strncmp(base, "ld-linux", 8) || !strncmp(base, "ld.so", 5))
+		return false;
+	return pass || !strstr(base, ".so");
+}
+
 /* The clock events count nanoseconds; others count events. */
 static bool evsel__counts_time(struct evsel *evsel)
 {
@@ -519,8 +533,8 @@ static int pprof__write(struct convert_pprof *c, int fd, const char *output_name
 	struct evsel *first = evlist__first(evlist), *evsel;
 	bool time = true;
 	size_t len, done, i;
+	int err = 0, pass;
 	u8 *buf;
-	int err = 0;
 
 	evlist__for_each_entry(evlist, evsel)
 		time &= evsel__counts_time(evsel);
@@ -543,13 +557,21 @@ static int pprof__write(struct convert_pprof *c, int fd, const char *output_name
 
 	prof.n_sample = c->sample.n;
 	prof.sample = (Perftools__Profiles__Sample **)c->sample.v;
-	/* viewers take the first mapping for the main binary: not the kernel */
-	for (i = 0; i < c->mapping.n; i++) {
-		Perftools__Profiles__Mapping *m = c->mapping.v[i];
+	/*
+	 * Viewers take the first mapping for the main binary ("File:" in
+	 * pprof -top): the first program, else the first shared object,
+	 * never the kernel ("[kernel.kallsyms]") or the dynamic loader,
+	 * which is mapped before the program's own libraries are used.
+	 */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < c->mapping.n; i++) {
+			Perftools__Profiles__Mapping *m = c->mapping.v[i];
 
-		if (((char *)c->string_table.v[m->filename])[0] != '[') {
+			if (!pprof__main_candidate(c->string_table.v[m->filename], pass))
+				continue;
 			c->mapping.v[i] = c->mapping.v[0];
 			c->mapping.v[0] = m;
+			pass = 2;
 			break;
 		}
 	}

@@ -66,6 +66,10 @@ check "pprof mappings: $T/work with its build id ${bid:-?}" \
 	grep -Eq "^ *[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ $T/work +$bid" blk.rawfull ||
 	sed -n '/^Mappings/,$p' blk.rawfull | head -5 | diag
 
+file=$(gopprof -top blk.pb.gz 2>/dev/null | awk '/^File: / { print $2; exit }')
+check "go tool pprof -top names the program as the profile's File: (${file:-none})" \
+	[ "$file" = work ]
+
 # per thread (three threads): comm,class and tid,class against report
 rm -f mt.pb.gz
 "$BPERF" data convert -i mt.data --to-pprof mt.pb.gz >/dev/null 2>&1

@@ -243,6 +243,8 @@ int bs_samples_move(struct bs_samples *dst, struct bs_samples *src)
 			return -1;
 	dst->lost += src->lost;
 	dst->nr_lost_records += src->nr_lost_records;
+	dst->nr_throttle += src->nr_throttle;
+	dst->nr_unthrottle += src->nr_unthrottle;
 	dst->nr_other += src->nr_other;
 	dst->parse_error |= src->parse_error;
 	bs_samples_free(src);
@@ -414,6 +416,10 @@ int bs_event_drain(struct bs_event *ev)
 				smp->lost += lost;
 			}
 			smp->nr_lost_records++;
+		} else if (hdr.type == PERF_RECORD_THROTTLE) {
+			smp->nr_throttle++;
+		} else if (hdr.type == PERF_RECORD_UNTHROTTLE) {
+			smp->nr_unthrottle++;
 		} else {
 			smp->nr_other++;
 		}

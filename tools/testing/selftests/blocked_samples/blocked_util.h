@@ -97,7 +97,9 @@ struct bs_samples {
 	size_t nr_sw, alloc_sw;
 	uint64_t lost;		/* sum of PERF_RECORD_LOST.lost */
 	uint64_t nr_lost_records;
-	uint64_t nr_other;	/* records other than SAMPLE/LOST */
+	uint64_t nr_throttle;	/* PERF_RECORD_THROTTLE */
+	uint64_t nr_unthrottle;	/* PERF_RECORD_UNTHROTTLE */
+	uint64_t nr_other;	/* records other than the above */
 	int parse_error;	/* malformed record seen */
 };
 
