@@ -8,6 +8,10 @@
 #   make test        deps + kernel + every target in TEST_TARGETS; the last line
 #                    is "N passed, N failed, N skipped" summed over the targets
 #   make vm CMD="…"  run one command in the VM (root, host root read-only)
+#   make fuzz        the blocked samples fuzzer in the VM (FUZZ_SECONDS, default 90)
+#   KERNEL_FLAVOUR=debug make test
+#                    the same on a KASAN + lockdep + PREEMPT kernel
+#                    (build/kbuild-debug): the selftests, then the fuzzer
 #   make demo        the paper's example under bperf and bcoz, in the VM
 #   make clean       remove build output but keep the extracted source
 #   make distclean   remove build/ entirely
@@ -28,9 +32,19 @@ DEPS_PACKAGES := qemu-system-x86 busybox-static flex bison bc libelf-dev libdw-d
 # Test targets run by `make test`, in order, after `deps` and `kernel`.
 TEST_TARGETS := selftests
 
+# Which kernel the targets build and boot (scripts/lib.sh): empty for the
+# default one, debug or noblocked for build/kbuild-<flavour>.
+KERNEL_FLAVOUR ?=
+export KERNEL_FLAVOUR
+
 -include $(sort $(wildcard mk/*.mk))
 
-.PHONY: help deps source tree kernel selftests test vm demo clean distclean
+# The debug kernel is for the kernel side only: the selftests and the fuzzer.
+ifeq ($(KERNEL_FLAVOUR),debug)
+TEST_TARGETS := selftests fuzz
+endif
+
+.PHONY: help deps source tree kernel selftests fuzz test vm demo clean distclean
 
 help:
 	@sed -n '2,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
@@ -55,6 +69,9 @@ kernel:
 
 selftests:
 	scripts/run-selftests.sh
+
+fuzz:
+	scripts/run-fuzz.sh
 
 test:
 	$(MAKE) --no-print-directory deps
@@ -85,7 +102,8 @@ demo:
 	@echo "demo: outputs (reports, flame graphs, plots) in build/vm-scratch/"
 
 clean:
-	rm -rf build/linux build/kbuild build/kconfig-gen build/kselftest build/kselftest-results \
+	rm -rf build/linux build/kbuild build/kbuild-debug build/kbuild-noblocked build/kconfig-gen* \
+		build/kselftest build/kselftest-results \
 		build/vm-scratch build/vm-logs build/patch-state build/patch-check build/vm-initramfs* \
 		build/kvm-probe* build/vm-disk.img build/vm.lock
 

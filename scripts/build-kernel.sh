@@ -11,7 +11,9 @@
 # when it changed, so an unchanged config never forces a rebuild.
 # Runs scripts/fetch-source.sh and scripts/prepare-tree.sh first unless
 # --no-prepare is given. Uses ccache (CCACHE_DIR, default /root/.cache/ccache).
-# Environment: JOBS (default 2), KBUILD_OUT (output dir, default build/kbuild).
+# Environment: JOBS (default 2), KBUILD_OUT (output dir, default build/kbuild),
+# KERNEL_FLAVOUR (debug: + scripts/config/debug.config into build/kbuild-debug;
+# noblocked: without CONFIG_PERF_BLOCKED_SAMPLES into build/kbuild-noblocked).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -47,12 +49,26 @@ export KBUILD_BUILD_TIMESTAMP=0 KBUILD_BUILD_USER=ci KBUILD_BUILD_HOST=ci
 export PATH=/usr/lib/ccache:$PATH
 mkdir -p "$CCACHE_DIR"
 JOBS=${JOBS:-2}
-GEN=$BUILD/kconfig-gen
+GEN=$BUILD/kconfig-gen${KERNEL_FLAVOUR:+-$KERNEL_FLAVOUR}
 kmake() { nice make -s -C "$TREE" ARCH=x86_64 CC="ccache gcc" "$@"; }
 
 fragments=("$REPO/scripts/config/vm.config")
 st_config=$REPO/tools/testing/selftests/blocked_samples/config
 [ -f "$st_config" ] && fragments+=("$st_config")
+case $KERNEL_FLAVOUR in
+debug) fragments+=("$REPO/scripts/config/debug.config") ;;
+noblocked)
+	# The same kernel without the feature: drop the fragments' lines that
+	# turn it on, then say it is off.
+	mkdir -p "$GEN/fragments"
+	nb=()
+	for frag in "${fragments[@]}"; do
+		grep -v 'CONFIG_PERF_BLOCKED_SAMPLES\b' "$frag" >"$GEN/fragments/$(basename "$frag")"
+		nb+=("$GEN/fragments/$(basename "$frag")")
+	done
+	fragments=("${nb[@]}" "$REPO/scripts/config/noblocked.config")
+	;;
+esac
 
 # --- configuration -------------------------------------------------------------
 t0=$(now)
@@ -111,7 +127,7 @@ log "config ready in $(elapsed "$t0") s ($(grep -c '=y$' "$KBUILD/.config") symb
 
 # --- build ---------------------------------------------------------------------
 t1=$(now)
-log "building bzImage with -j$JOBS (cold: 12-15 min, warm ccache: about 1-2 min)"
+log "building ${KERNEL_FLAVOUR:-default} bzImage in $KBUILD with -j$JOBS (cold: 12-15 min, debug 25-35 min, warm ccache: about 1-2 min)"
 kmake O="$KBUILD" olddefconfig >/dev/null
 kmake O="$KBUILD" -j"$JOBS" bzImage || die "kernel build failed (see the compiler errors above)"
 build_s=$(elapsed "$t1")

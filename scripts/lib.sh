@@ -8,7 +8,19 @@ BUILD=${BUILD_DIR:-$REPO/build}
 SRC_TARBALL=${SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 PRISTINE=$BUILD/src/linux-source-6.1      # extracted Debian tree, never modified
 TREE=$BUILD/linux                         # pristine + overlay + patches
-KBUILD=${KBUILD_OUT:-$BUILD/kbuild}        # O= for the kernel build
+# KERNEL_FLAVOUR selects a second kernel build beside the default one:
+#   (empty)    build/kbuild: scripts/config/vm.config + the selftests' config
+#   debug      build/kbuild-debug: + scripts/config/debug.config (KASAN,
+#              lockdep, atomic-sleep and list checks, PREEMPT)
+#   noblocked  build/kbuild-noblocked: the same kernel without
+#              CONFIG_PERF_BLOCKED_SAMPLES (the baseline for hook-cost figures)
+KERNEL_FLAVOUR=${KERNEL_FLAVOUR:-}
+case $KERNEL_FLAVOUR in
+'') KBUILD=${KBUILD_OUT:-$BUILD/kbuild} ;;
+debug|noblocked) KBUILD=${KBUILD_OUT:-$BUILD/kbuild-$KERNEL_FLAVOUR} ;;
+*) printf '[%s] ERROR: KERNEL_FLAVOUR=%s: use debug, noblocked or leave it empty\n' \
+	"$(basename "$0")" "$KERNEL_FLAVOUR" >&2; exit 1 ;;
+esac
 BZIMAGE_DEFAULT=$KBUILD/arch/x86/boot/bzImage
 
 log()  { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }

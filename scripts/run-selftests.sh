@@ -11,6 +11,7 @@
 # kernel console badness. The VM log (console + guest dmesg) is in build/vm-logs/.
 #   --target NAME   selftest directory (default blocked_samples)
 #   --no-build      run what is already installed in build/kselftest
+#   --build-only    build and install, do not boot the VM (scripts/run-fuzz.sh)
 #   --timeout N     VM time limit in seconds (default 900)
 #   --runner R      light (default): scripts/kselftest-runner.sh, same TAP as
 #                   run_kselftest.sh but ~10 s less per program under TCG;
@@ -19,11 +20,12 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-target=blocked_samples build=1 tmo=900 vmargs=() runner=light
+target=blocked_samples build=1 run=1 tmo=900 vmargs=() runner=light
 while [ $# -gt 0 ]; do
 	case $1 in
 	--target) target=${2:?--target needs a name}; shift 2 ;;
 	--no-build) build=0; shift ;;
+	--build-only) run=0; shift ;;
 	--runner) runner=${2:?--runner needs light or kselftest}; shift 2 ;;
 	--timeout) tmo=${2:?--timeout needs seconds}; shift 2 ;;
 	--cpus|--mem|--disk|--kernel|--accel) vmargs+=("$1" "${2:?$1 needs a value}"); shift 2 ;;
@@ -62,6 +64,10 @@ if [ "$build" = 1 ]; then
 		{ tail -n 40 "$BUILD/kselftest-build.log" >&2; die "building selftests/$target failed (log: $BUILD/kselftest-build.log)"; }
 fi
 [ -x "$inst/run_kselftest.sh" ] || die "$inst/run_kselftest.sh missing; run without --no-build"
+if [ "$run" = 0 ]; then
+	log "installed in $inst in $(elapsed "$t0") s"
+	exit 0
+fi
 [ -s "$inst/kselftest-list.txt" ] || die "$inst/kselftest-list.txt is empty: selftests/$target installed no test program"
 nprogs=$(grep -c . "$inst/kselftest-list.txt")
 log "$nprogs test program(s): $(cut -d: -f2 "$inst/kselftest-list.txt" | tr '\n' ' ')"
