@@ -7,6 +7,9 @@
 #   make bench         the overhead benchmark (the paper's Figure 16) in one VM
 #                      boot: none/sampling/bperf/tracing on four workloads,
 #                      medians of RUNS (5); see tools/perf/tests/blocked/vm/bench.sh
+#   make hookcost      the scheduler hooks' cost per context switch, on the
+#                      kernel without and with CONFIG_PERF_BLOCKED_SAMPLES
+#                      (tools/perf/tests/blocked/hookcost-host.sh)
 #
 # Both test targets print flat TAP 13 (tools/perf/tests/blocked/tap.sh), sized
 # by time and checked against measurements of the same run; `make test` sums
@@ -27,7 +30,7 @@ DEPS_PACKAGES += libslang2-dev libunwind-dev zlib1g-dev libtraceevent-dev \
 DEPS_PACKAGES += chromium chromium-driver python3-selenium
 TEST_TARGETS += bperf-host bperf-vm
 
-.PHONY: bperf bperf-host bperf-vm bench
+.PHONY: bperf bperf-host bperf-vm bench hookcost
 
 bperf:
 	scripts/build-bperf.sh
@@ -42,3 +45,9 @@ bperf-vm: bperf
 bench: bperf
 	VM_ENV="RUNS TARGET_MS MSG_GROUPS LOOPS PIPE_LOOPS DEVICE" \
 		scripts/run-vm.sh --timeout 1800 -- tools/perf/tests/blocked/vm/bench.sh
+
+# Not a test either: builds the noblocked kernel flavour (about the time of a
+# warm kernel build with ccache) and boots both kernels. About 15 min in TCG.
+hookcost:
+	$(MAKE) --no-print-directory kernel
+	tools/perf/tests/blocked/hookcost-host.sh
