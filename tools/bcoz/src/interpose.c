@@ -38,7 +38,8 @@
  *   X(return type, name, (parameter types), symbol version or NULL)
  * It declares real_NAME, the next definition of NAME (libc's), and
  * interpose_resolve() looks them all up.  A versioned lookup falls back to
- * the default version.
+ * the default version.  pthread_mutex_trylock is listed but not wrapped:
+ * pthread_mutex_lock's fast path calls the real one.
  */
 #define BCOZ_WRAPPED(X) \
 	X(int, pthread_create, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *), NULL) \
@@ -47,6 +48,7 @@
 	X(int, pthread_timedjoin_np, (pthread_t, void **, const struct timespec *), NULL) \
 	X(int, pthread_clockjoin_np, (pthread_t, void **, clockid_t, const struct timespec *), NULL) \
 	X(int, pthread_mutex_lock, (pthread_mutex_t *), NULL) \
+	X(int, pthread_mutex_trylock, (pthread_mutex_t *), NULL) \
 	X(int, pthread_mutex_timedlock, (pthread_mutex_t *, const struct timespec *), NULL) \
 	X(int, pthread_mutex_unlock, (pthread_mutex_t *), NULL) \
 	X(int, pthread_cond_wait, (pthread_cond_t *, pthread_mutex_t *), "GLIBC_2.3.2") \
@@ -295,6 +297,16 @@ int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	int r;
 
+	/*
+	 * A free mutex is taken without waiting: nothing to settle, as for a
+	 * call that never blocks.  Owed delays are paid at the next wrapped
+	 * call that can wake someone (the unlock) or at the next timer tick.
+	 * EBUSY (held, or an error-checking mutex we own) takes the full
+	 * path, whose real lock returns the right error.
+	 */
+	r = REAL(pthread_mutex_trylock)(m);
+	if (r != EBUSY)
+		return r;
 	bcoz_pre_block();
 	r = REAL(pthread_mutex_lock)(m);
 	bcoz_post_block(1);

@@ -107,6 +107,8 @@ int sampler_start(struct bcoz_thread *t);
 void sampler_stop(struct bcoz_thread *t);
 void sampler_enable(struct bcoz_thread *t, int on);
 uint64_t sampler_count(struct bcoz_thread *t);
+/* Whether the ring buffer holds records not drained yet. */
+int sampler_has_data(const struct bcoz_thread *t);
 /* Drain the ring buffer, calling cb for each sample. */
 typedef void (*sample_cb)(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 			  uint64_t weight, const uint64_t *ips, uint64_t nr, const uint64_t *stack,

@@ -375,6 +375,14 @@ void sampler_stop(struct bcoz_thread *t)
 	t->ring = NULL;
 }
 
+int sampler_has_data(const struct bcoz_thread *t)
+{
+	const struct perf_event_mmap_page *pg = t->ring;
+
+	return pg && t->fd >= 0 &&
+	       __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE) != pg->data_tail;
+}
+
 void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 {
 	struct perf_event_mmap_page *pg;
