@@ -1011,6 +1011,31 @@ int main(int argc, char **argv) { (void)argv; return normal(argc) == 4 ? 0 : 1; 
 """
 
 
+def t_wrapper_cost():
+    """An uncontended mutex lock+unlock pair under bcoz costs at most
+    4 x its native cost + 10 ns (bench/wrapcost.c, interleaved runs, medians
+    of 3): a wrapper that drains, does the delay bookkeeping and reads the
+    clock on every call costs about 12 x (6 -> 79 ns)."""
+    exe = os.path.join(TMP, "wrapcost")
+    c = subprocess.run(["gcc", "-O2", "-o", exe, os.path.join(SRC, "bench", "wrapcost.c"),
+                        "-lpthread"], capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr
+    res = {"native": [], "bcoz": []}
+    for _ in range(3):
+        n = subprocess.run([exe, "0.3"], capture_output=True, text=True, timeout=60)
+        rc, out, err, _ = run(["--end-to-end", "-o", prof("wrapcost.coz")], [exe, "0.3"],
+                              timeout=60)
+        assert n.returncode == 0 and rc == 0, (n.stderr, err)
+        for k, o in (("native", n.stdout), ("bcoz", out)):
+            m = re.search(r"wrapcost: mutex_lock_unlock ns=([0-9.]+)", o)
+            assert m, o
+            res[k].append(float(m.group(1)))
+    a, b = sorted(res["native"])[1], sorted(res["bcoz"])[1]
+    info = "mutex lock+unlock: native %.1f ns, under bcoz %.1f ns (+%.1f)" % (a, b, b - a)
+    assert b <= 4 * a + 10, info
+    return info
+
+
 def t_coz_h_cxx_inline():
     """COZ_PROGRESS in an inline and an ordinary function of one C++ file."""
     cxx = shutil.which("g++")
@@ -1067,6 +1092,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("plot: bad -o, truncated profile", t_plot_output_errors),
     ("attr.blocked detected positively", t_blocked_detected_positively),
     ("runtime: exports and internal calls", t_runtime_symbols),
+    ("wrapper cost: uncontended mutex", t_wrapper_cost),
 ]
 
 

@@ -10,7 +10,7 @@
 # asked for blocked samples). Saved in build/vm-scratch/hookcost/.
 # Not a test: it asserts nothing and prints numbers. TCG makes every switch
 # slow; compare only cells of one kernel, or the two kernels' no-event rows.
-# Environment (passed to the VM): ROUNDS (5), SECS (1), EVENTS ("0 1 8 64"),
+# Environment (passed to the VM): ROUNDS (7), SECS (1), EVENTS ("0 1 2 64"),
 # PERIODS ("1000000000 1000000").
 set -euo pipefail
 . "$(dirname "$0")/../../../../scripts/lib.sh"
@@ -28,8 +28,14 @@ for fl in noblocked default; do
 	KERNEL_FLAVOUR=$f "$REPO/scripts/run-vm.sh" --timeout 1800 -- \
 		"$REPO/tools/perf/tests/blocked/vm/hookcost.sh" 2>"$out/$fl.cells" | tee "$out/$fl.txt"
 done
-a=$(awk '$1 == 0 { print $3 }' "$out/noblocked.txt")
-b=$(awk '$1 == 0 { print $3 }' "$out/default.txt")
-echo "no event open: $a ns per switch without CONFIG_PERF_BLOCKED_SAMPLES, $b ns with it" \
-	"($(awk -v a="$a" -v b="$b" 'BEGIN { printf "%+.0f ns, %+.1f %%", b - a, (b - a) * 100 / a }'))" |
-	tee "$out/summary.txt"
+cmp() {	# LABEL NOBLOCKED DEFAULT
+	echo "$1: $2 ns per switch without CONFIG_PERF_BLOCKED_SAMPLES, $3 ns with it" \
+		"($(awk -v a="$2" -v b="$3" 'BEGIN { if (a > 0) printf "%+.0f ns, %+.1f %%", b - a, (b - a) * 100 / a; else print "n/a" }'))"
+}
+{
+	cmp "perf bench sched pipe, no event" \
+		"$(sed -n 's/^perf bench sched pipe.*: \([0-9]*\) ns per switch.*/\1/p' "$out/noblocked.txt")" \
+		"$(sed -n 's/^perf bench sched pipe.*: \([0-9]*\) ns per switch.*/\1/p' "$out/default.txt")"
+	cmp "hookcost, no event" "$(awk '$1 == 0 { print $3 }' "$out/noblocked.txt")" \
+		"$(awk '$1 == 0 { print $3 }' "$out/default.txt")"
+} | tee "$out/summary.txt"

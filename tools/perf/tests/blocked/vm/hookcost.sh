@@ -7,18 +7,22 @@
 # tools/perf/tests/blocked/hookcost-host.sh (make hookcost) on the kernel
 # without CONFIG_PERF_BLOCKED_SAMPLES and on the default one.
 #
-# Cells: N in $EVENTS (default "0 1 8 64") x period in $PERIODS (default
-# 1 s, where almost no sample is written and only the switch-time work
-# counts, and 1 ms) x plain/blocked. Rounds are interleaved (each round runs
-# every cell once) so a slow phase of the host hits all cells alike; each
-# cell is the median of $ROUNDS (default 5) runs of $SECS (default 1) s.
-# Prints one line per cell:
-#   hookcost: events=N period=P mode=plain|blocked ns_per_switch=X samples/s=S
-# and a table. A kernel without the feature prints "n/a" for blocked cells.
+# First `perf bench sched pipe` pinned to one CPU with no event open (the
+# hooks' cost when nobody uses the feature: compare the two kernels), its
+# loop count sized once to about $SECS s, median of $ROUNDS runs.
+# Then hookcost.c cells: N in $EVENTS (default "0 1 2 64") x period in
+# $PERIODS (default 1 s, where almost no sample is written and only the
+# switch-time work counts, and 1 ms) x plain/blocked. Rounds are
+# interleaved (each round runs every cell once) so a slow phase of the host
+# hits all cells alike; each cell is the median of $ROUNDS (default 7) runs
+# of $SECS (default 1) s. Prints a table; stderr gets one line per cell.
+# A kernel without the feature prints "n/a" for blocked cells.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-ROUNDS=${ROUNDS:-5} SECS=${SECS:-1}
-EVENTS=${EVENTS:-0 1 8 64} PERIODS=${PERIODS:-1000000000 1000000}
+repo=$(cd "$here/../../../../.." && pwd)
+BPERF=${BPERF:-$repo/build/bperf/bperf}
+ROUNDS=${ROUNDS:-7} SECS=${SECS:-1}
+EVENTS=${EVENTS:-0 1 2 64} PERIODS=${PERIODS:-1000000000 1000000}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
@@ -28,6 +32,27 @@ feature=1
 ./hookcost -n 1 -b -t 0.05 >/dev/null 2>&1 || feature=0
 echo "# kernel $(uname -r), blocked samples: $([ $feature = 1 ] && echo yes || echo no)," \
 	"$(nproc) CPUs, $ROUNDS rounds of $SECS s per cell"
+
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "%.0f\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# perf bench sched pipe: usecs/op is one round trip (two switches).
+if [ -x "$BPERF" ]; then
+	pipe_run() { taskset -c 0 "$BPERF" bench sched pipe -l "$1" 2>/dev/null |
+		awk '/usecs\/op/ { print $1 * 1000 / 2 }'; }
+	loops=2000
+	while :; do
+		t0=$(date +%s%N)
+		pipe_run $loops >/dev/null
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		[ "$ms" -ge 200 ] && break
+		loops=$((loops * 4))
+	done
+	loops=$(awk -v l="$loops" -v ms="$ms" -v s="$SECS" 'BEGIN { printf "%d", l * s * 1000 / ms }')
+	for ((r = 0; r < ROUNDS; r++)); do pipe_run "$loops"; done >pipe
+	echo "perf bench sched pipe (pinned, no event, -l $loops): $(median <pipe) ns per switch, median of $ROUNDS"
+else
+	echo "perf bench sched pipe: skipped ($BPERF missing; run make bperf)"
+fi
 
 cells=()
 first=1
@@ -52,7 +77,6 @@ for ((r = 0; r < ROUNDS; r++)); do
 	done
 done
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "%.0f\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 cell() {	# N PERIOD BLOCKED FIELD -> median
 	awk -v n="$1" -v p="$2" -v b="$3" -v f="$4" '$1 == n && $2 == p && $3 == b {
 		for (i = 4; i <= NF; i++) { split($i, kv, "="); if (kv[1] == f) print kv[2] } }' results | median
