@@ -23,6 +23,7 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +79,12 @@ struct line_ent {
 	int idx;
 	struct line_ent *next;
 };
-#define LINE_HASH 65536
+#define LINE_HASH (1 << 18)
 static struct line_ent *lines_h[LINE_HASH];
+/* line_ents come from slabs: one malloc per 4096 lines, not per line */
+#define LINE_SLAB 4096
+static struct line_ent *line_slab;
+static size_t line_slab_used = LINE_SLAB;
 
 static unsigned long hash_str(const char *s)
 {
@@ -190,7 +195,8 @@ static struct file_ent *intern_file(const char *name)
 
 static int intern_line(const char *file, int line)
 {
-	unsigned long h = (hash_str(file) * 31 + (unsigned long)line) % LINE_HASH;
+	/* file names are interned: their address identifies them */
+	unsigned long h = (((uintptr_t)file >> 4) * 0x9E3779B1UL + (unsigned long)line) % LINE_HASH;
 	struct line_ent *e;
 	int idx;
 
@@ -204,7 +210,13 @@ static int intern_line(const char *file, int line)
 		line_chunks[idx >> CHUNK_BITS] = calloc(CHUNK, sizeof(struct bcoz_line));
 	line_chunks[idx >> CHUNK_BITS][idx & (CHUNK - 1)].file = file;
 	line_chunks[idx >> CHUNK_BITS][idx & (CHUNK - 1)].line = line;
-	e = malloc(sizeof(*e));
+	if (line_slab_used == LINE_SLAB) {
+		line_slab = malloc(LINE_SLAB * sizeof(*line_slab));
+		if (!line_slab)
+			return -1;
+		line_slab_used = 0;
+	}
+	e = &line_slab[line_slab_used++];
 	e->file = file;
 	e->line = line;
 	e->idx = idx;
@@ -232,6 +244,11 @@ static size_t npend, cappend;
 
 static void add_range(uint64_t s, uint64_t e, int line)
 {
+	/* rows of one line that follow each other make one range */
+	if (npend && pend[npend - 1].line == line && pend[npend - 1].end == s) {
+		pend[npend - 1].end = e;
+		return;
+	}
 	if (npend == cappend) {
 		cappend = cappend ? cappend * 2 : 4096;
 		pend = realloc(pend, cappend * sizeof(*pend));
@@ -246,6 +263,13 @@ static size_t scan_dwarf(Dwarf *dw, uint64_t bias)
 {
 	Dwarf_Off off = 0, next;
 	size_t hsize, added = 0;
+	/*
+	 * Consecutive rows mostly name the same file, by the same pointer into
+	 * the CU's file table: its path is joined, normalised and interned
+	 * once, not once per row (the bulk of the start-up on large binaries).
+	 */
+	const char *last_src = NULL;
+	struct file_ent *last_fe = NULL;
 
 	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
@@ -260,6 +284,7 @@ static size_t scan_dwarf(Dwarf *dw, uint64_t bias)
 		}
 		if (dwarf_attr(&cu, DW_AT_comp_dir, &at))
 			compdir = dwarf_formstring(&at);
+		last_src = NULL;	/* another CU: another file table */
 		for (size_t i = 0; i + 1 < n; i++) {
 			Dwarf_Line *l = dwarf_onesrcline(lines, i);
 			Dwarf_Line *nl = dwarf_onesrcline(lines, i + 1);
@@ -280,18 +305,24 @@ static size_t scan_dwarf(Dwarf *dw, uint64_t bias)
 			src = dwarf_linesrc(l, NULL, NULL);
 			if (!src)
 				continue;
-			if (src[0] != '/' && compdir)
-				snprintf(path, sizeof(path), "%s/%s", compdir, src);
-			else
-				snprintf(path, sizeof(path), "%s", src);
-			normalize(path);
-			fe = intern_file(path);
+			if (src == last_src) {
+				fe = last_fe;
+			} else {
+				if (src[0] != '/' && compdir)
+					snprintf(path, sizeof(path), "%s/%s", compdir, src);
+				else
+					snprintf(path, sizeof(path), "%s", src);
+				normalize(path);
+				fe = intern_file(path);
+				last_src = src;
+				last_fe = fe;
+			}
 			rows_seen++;
 			if (!fe->in_scope) {
-				if (!example_src[0] && !strstr(path, "/usr/"))
+				if (!example_src[0] && !strstr(fe->name, "/usr/"))
 					/* an example for a message: cut short if long */
 					snprintf(example_src, sizeof(example_src), "%.*s",
-						 (int)sizeof(example_src) - 1, path);
+						 (int)sizeof(example_src) - 1, fe->name);
 				continue;
 			}
 			idx = intern_line(fe->name, lineno);
@@ -645,35 +676,67 @@ static int cmp_range(const void *a, const void *b)
 	return 0;
 }
 
+/* lookups in progress (from SIGPROF handlers too): publish() frees an old
+ * table only once none can still be reading it */
+static _Atomic int lookups;
+
 static void publish(void)
 {
 	struct range_table *old = atomic_load(&table);
 	struct range_table *nt;
-	size_t n = npend + (old ? old->n : 0), k = 0;
+	size_t nold = old ? old->n : 0, n = npend + nold, i = 0, j = 0, k = 0;
 	struct range *all;
+	int sorted = 1;
 
 	if (!npend)
 		return;
+	/*
+	 * A line table is mostly in address order already: sort the new
+	 * ranges only if they are not, then merge them with the old table
+	 * (sorted) in one pass, instead of sorting everything again at each
+	 * dlopen.  Where ranges overlap the earlier one wins, the old table's
+	 * on a tie.
+	 */
+	for (size_t x = 1; x < npend && sorted; x++)
+		sorted = pend[x - 1].start <= pend[x].start;
+	if (!sorted)
+		qsort(pend, npend, sizeof(*pend), cmp_range);
 	all = malloc(n * sizeof(*all));
-	if (old)
-		memcpy(all, old->r, old->n * sizeof(*all));
-	memcpy(all + (old ? old->n : 0), pend, npend * sizeof(*all));
-	npend = 0;
-	qsort(all, n, sizeof(*all), cmp_range);
-	/* drop overlaps: the earlier range wins */
-	for (size_t i = 0; i < n; i++) {
-		if (k && all[i].start < all[k - 1].end) {
-			if (all[i].end <= all[k - 1].end)
-				continue;
-			all[i].start = all[k - 1].end;
-		}
-		all[k++] = all[i];
+	if (!all) {
+		bcoz_msg("warning: out of memory for the line map (%zu ranges); "
+			 "the newest object's lines are not profiled\n", n);
+		npend = 0;
+		return;
 	}
+	while (i < nold || j < npend) {
+		struct range r = (j == npend || (i < nold && old->r[i].start <= pend[j].start)) ?
+				 old->r[i++] : pend[j++];
+
+		if (k && r.start < all[k - 1].end) {
+			if (r.end <= all[k - 1].end)
+				continue;
+			r.start = all[k - 1].end;
+		}
+		all[k++] = r;
+	}
+	free(pend);
+	pend = NULL;
+	npend = cappend = 0;
 	nt = malloc(sizeof(*nt));
-	nt->r = all;
+	if (!nt) {
+		free(all);
+		return;
+	}
+	nt->r = realloc(all, k * sizeof(*all)) ?: all;
 	nt->n = k;
 	atomic_store(&table, nt);
-	/* the old table is leaked on purpose: a signal handler may be reading it */
+	if (old) {
+		/* a lookup that loaded the old pointer is still counted */
+		while (atomic_load(&lookups))
+			sched_yield();
+		free(old->r);
+		free(old);
+	}
 }
 
 int linemap_init(int be_quiet)
@@ -737,25 +800,27 @@ void linemap_rescan(void)
 
 int linemap_lookup(uint64_t addr)
 {
-	struct range_table *t = atomic_load(&table);
+	struct range_table *t;
 	size_t lo = 0, hi;
+	int line = -1;
 
-	if (!t || !t->n)
-		return -1;
-	hi = t->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
+	atomic_fetch_add(&lookups, 1);
+	t = atomic_load(&table);
+	if (t && t->n) {
+		hi = t->n;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
 
-		if (t->r[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+			if (t->r[mid].start <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && addr < t->r[lo - 1].end)
+			line = t->r[lo - 1].line;
 	}
-	if (!lo)
-		return -1;
-	if (addr < t->r[lo - 1].end)
-		return t->r[lo - 1].line;
-	return -1;
+	atomic_fetch_sub(&lookups, 1);
+	return line;
 }
 
 static int suffix_match(const char *path, const char *want)
