@@ -1030,3 +1030,27 @@ int bs_nullb_create(struct bs_nullb *nb, const char *prefix,
 	nb->powered = true;
 	return 0;
 }
+
+long bs_sysctl_read(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+int bs_sysctl_write(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%ld\n", v) > 0;
+	return (fclose(f) == 0 && ok) ? 0 : -1;
+}

@@ -265,6 +265,14 @@ struct bs_klog {
 void bs_klog_mark(struct bs_klog *k);
 int bs_klog_scan(struct bs_klog *k, char *first, size_t len);
 
+/*
+ * A numeric sysctl such as perf_event_max_sample_rate: bs_sysctl_read()
+ * returns its value or -1, bs_sysctl_write() 0 or -1 (errno set).
+ */
+#define BS_MAX_SAMPLE_RATE	"/proc/sys/kernel/perf_event_max_sample_rate"
+long bs_sysctl_read(const char *path);
+int bs_sysctl_write(const char *path, long v);
+
 /* State letter of /proc/<tid>/stat (R, S, D, ...), or '?'. */
 char bs_task_state(pid_t tid);
 

@@ -51,7 +51,7 @@
 
 #define NR_WORKERS	6
 #define MAX_FDS		48
-#define RATE_PATH	"/proc/sys/kernel/perf_event_max_sample_rate"
+#define RATE_PATH	BS_MAX_SAMPLE_RATE
 #define IO_SIZE		4096
 #define IO_SPAN		(256 * IO_SIZE)
 
@@ -422,29 +422,6 @@ static void fuzz_ioctl(void)
 	}
 }
 
-static long read_rate(void)
-{
-	FILE *fp = fopen(RATE_PATH, "r");
-	long v = -1;
-
-	if (!fp)
-		return -1;
-	if (fscanf(fp, "%ld", &v) != 1)
-		v = -1;
-	fclose(fp);
-	return v;
-}
-
-static void write_rate(long v)
-{
-	FILE *fp = fopen(RATE_PATH, "w");
-
-	if (!fp)
-		return;
-	fprintf(fp, "%ld\n", v);
-	fclose(fp);
-}
-
 static void open_io(const char *dev)
 {
 	char path[] = "/tmp/fuzz_blocked.XXXXXX";
@@ -529,7 +506,7 @@ int main(int argc, char **argv)
 			ksft_exit_fail_msg("pipe2: %s\n", strerror(errno));
 	signal(SIGTRAP, SIG_IGN);	/* sigtrap events on our own thread */
 	open_io(dev);
-	rate0 = read_rate();
+	rate0 = bs_sysctl_read(RATE_PATH);
 	bs_klog_mark(&klog);
 
 	for (i = 0; i < NR_WORKERS; i++)
@@ -568,7 +545,7 @@ int main(int argc, char **argv)
 			prctl(chance(50) ? PR_TASK_PERF_EVENTS_DISABLE :
 			      PR_TASK_PERF_EVENTS_ENABLE);
 		} else if (what < 92 && rate0 > 0) {
-			write_rate(chance(50) ? rate0 : (long)(1 + rnd_below(2000)));
+			bs_sysctl_write(RATE_PATH, chance(50) ? rate0 : (long)(1 + rnd_below(2000)));
 			n_rate_changes++;
 		} else {
 			bs_spin_ns(rnd_below(BS_NSEC_PER_MSEC));
@@ -597,7 +574,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < NR_WORKERS; i++)
 		pthread_join(th[i], NULL);
 	if (rate0 > 0)
-		write_rate(rate0);
+		bs_sysctl_write(RATE_PATH, rate0);
 
 	ksft_print_msg("%lu operations: %lu opens (%lu with the blocked bit), %lu refused, %lu ioctls, %lu mmaps, %lu rate changes\n",
 		       n_ops, n_open_ok, n_blocked_open, n_open_err, n_ioctl,

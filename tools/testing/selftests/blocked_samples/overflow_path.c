@@ -29,7 +29,7 @@
 #include "blocked_util.h"
 #include "blocked_fixture.h"
 
-#define RATE_PATH	"/proc/sys/kernel/perf_event_max_sample_rate"
+#define RATE_PATH	BS_MAX_SAMPLE_RATE
 #define LIMIT		3
 
 BS_FIXTURE(overflow_path);
@@ -65,36 +65,12 @@ TEST_F_TIMEOUT(overflow_path, refresh_limit, 120)
 	bs_event_close(&ev);
 }
 
-static long read_rate(void)
-{
-	FILE *f = fopen(RATE_PATH, "r");
-	long v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-static int write_rate(long v)
-{
-	FILE *f = fopen(RATE_PATH, "w");
-	int ok;
-
-	if (!f)
-		return -1;
-	ok = fprintf(f, "%ld\n", v) > 0;
-	return (fclose(f) == 0 && ok) ? 0 : -1;
-}
-
 static long saved_rate = -1;
 
 static void restore_rate(void)
 {
 	if (saved_rate > 0)
-		write_rate(saved_rate);
+		bs_sysctl_write(RATE_PATH, saved_rate);
 }
 
 TEST_F_TIMEOUT(overflow_path, throttle, 120)
@@ -110,14 +86,14 @@ TEST_F_TIMEOUT(overflow_path, throttle, 120)
 	if (geteuid() != 0)
 		SKIP(return, "needs root to set %s", RATE_PATH);
 
-	saved_rate = read_rate();
+	saved_rate = bs_sysctl_read(RATE_PATH);
 	ASSERT_LT(0, saved_rate) TH_LOG("cannot read %s: %m", RATE_PATH);
 	atexit(restore_rate);
 
 	bs_make_attr(&attr, 100000, true);
 	attr.disabled = 1;
 	BS_OPEN(&ev, &attr, 0, -1);
-	werr = write_rate(1);
+	werr = bs_sysctl_write(RATE_PATH, 1);
 	ASSERT_EQ(0, werr) TH_LOG("cannot write 1 to %s: %m", RATE_PATH);
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_ENABLE, 0));
 
