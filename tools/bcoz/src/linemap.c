@@ -59,7 +59,7 @@ static char main_exe[PATH_MAX];
 /* objects already scanned */
 static char **scanned;
 static int nscanned;
-static int objects_in_scope, objects_with_lines;
+static int objects_in_scope, objects_with_lines, objects_by_function;
 static size_t rows_seen;
 static char example_src[256];
 static int by_function;			/* BCOZ_GRANULARITY=function */
@@ -638,6 +638,7 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *data)
 		added = scan_symbols(elf, info->dlpi_addr, &which);
 		if (added) {
 			objects_with_lines++;
+			objects_by_function++;
 			if (!by_function && !quiet)
 				bcoz_msg("no line tables in %s: profiling by function (%zu "
 					 "functions from %s)\n", path, added, which);
@@ -890,13 +891,30 @@ void linemap_label(int idx, char *buf, size_t len)
 }
 
 /* NAME, or NAME without its parameter list (C++: "ns::f" for "ns::f(int)") */
+/*
+ * 2: @full is @want; 1: @want names it without its parameters, its template
+ * arguments or the return type a template instance's name starts with
+ * ("rocksdb::Status rocksdb::BlockBasedTable::GetDataBlockFromCache<...>(...)"
+ * is named by "rocksdb::BlockBasedTable::GetDataBlockFromCache", or with
+ * "<rocksdb::Block>" to pick one instance); 0: no match.
+ */
 static int name_match(const char *full, const char *want)
 {
 	size_t lw = strlen(want);
+	const char *p = full, *paren = strchr(full, '(');
 
 	if (!strcmp(full, want))
 		return 2;
-	return !strncmp(full, want, lw) && full[lw] == '(';
+	while (p && (!paren || p < paren)) {
+		if (!strncmp(p, want, lw)) {
+			if (!strcmp(p + lw, "") || p[lw] == '(' || p[lw] == '<')
+				return p == full && !p[lw] ? 2 : 1;
+		}
+		p = strchr(p, ' ');	/* the name after a return type */
+		if (p)
+			p++;
+	}
+	return 0;
 }
 
 int linemap_find_function(const char *name, char *why, size_t whylen)
@@ -934,4 +952,9 @@ int linemap_find_function(const char *name, char *why, size_t whylen)
 			 "scope; names are demangled, e.g. 'ns::f' or 'ns::f(int)'; check -b)",
 			 name, nfunc);
 	return -1;
+}
+
+int linemap_function_objects(void)
+{
+	return objects_by_function;
 }

@@ -208,6 +208,22 @@ static int scan_stack(const uint64_t *stack, uint64_t n)
 }
 
 /*
+ * Is the selected function a caller of this sample's code?  The callchain
+ * says so when the code keeps frame pointers; most distributions' libraries
+ * do not (RocksDB's, glibc's), and a frame-pointer walk from inside them
+ * stops or wanders.  The return addresses are still on the stack: look for
+ * one into the selected function, just after a call, in the stack copy
+ * (BCOZ_STACK_BYTES_FN of it when an object is profiled by function).
+ */
+static int stack_holds(const uint64_t *stack, uint64_t n, int sel)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (linemap_lookup(stack[i] - 1) == sel && after_call(stack[i]))
+			return 1;
+	return 0;
+}
+
+/*
  * When the delays happened.  COZ excuses a thread woken by another from all
  * the global delay added while it was blocked.  But a thread publishes its
  * delays only when it drains its samples (every 10 ms of its CPU time, and
@@ -342,6 +358,8 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 		if (hit || sel < 0)
 			break;
 	}
+	if (!hit && sel >= 0 && stack && nstack * 8 > BCOZ_STACK_BYTES)
+		hit = stack_holds(stack, nstack, sel);
 	if (first >= 0) {
 		struct bcoz_line *l = linemap_line(first);
 
@@ -1293,6 +1311,24 @@ __attribute__((constructor)) static void bcoz_init(void)
 			bcoz_msg("note: %s (exec'd, --follow-exec) has no line information in "
 				 "scope; it runs unprofiled\n", program_invocation_name);
 		return;
+	}
+	/*
+	 * Callers in code without frame pointers are found on a deeper stack
+	 * copy (stack_holds()); BCOZ_STACK_BYTES sets its size (0 turns the
+	 * copy off).  Threads start sampling after this point.
+	 */
+	e = getenv("BCOZ_STACK_BYTES");
+	if (e && *e) {
+		long v = strtol(e, NULL, 10);
+
+		if (v < 0 || v > BCOZ_STACK_BYTES_MAX) {
+			bcoz_msg("error: BCOZ_STACK_BYTES=%s: give 0 to %d bytes\n", e,
+				 BCOZ_STACK_BYTES_MAX);
+			bcoz_real_exit(2);
+		}
+		bcoz_stack_bytes = (unsigned int)v & ~7u;
+	} else if (linemap_function_objects()) {
+		bcoz_stack_bytes = BCOZ_STACK_BYTES_FN;
 	}
 	/* tuning knobs, for experiments with the method */
 	e = getenv("BCOZ_TIMER_US");

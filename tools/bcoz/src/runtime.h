@@ -61,6 +61,7 @@ int linemap_find(const char *spec, char *why, size_t whylen);	/* FILE:LINE */
 /* function granularity: a function is an entry with line 0, its name as file */
 int linemap_find_function(const char *name, char *why, size_t whylen);
 void linemap_label(int idx, char *buf, size_t len);	/* FILE:LINE or NAME */
+int linemap_function_objects(void);	/* objects profiled by function */
 
 /* ---- sampler ---- */
 struct bcoz_thread {
@@ -113,7 +114,10 @@ int sampler_has_data(const struct bcoz_thread *t);
 typedef void (*sample_cb)(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 			  uint64_t weight, const uint64_t *ips, uint64_t nr, const uint64_t *stack,
 			  uint64_t nstack);
-#define BCOZ_STACK_BYTES	128
+#define BCOZ_STACK_BYTES	128	/* default user stack copy per sample */
+#define BCOZ_STACK_BYTES_FN	1024	/* ... when an object is profiled by function */
+#define BCOZ_STACK_BYTES_MAX	4096
+extern unsigned int bcoz_stack_bytes;
 void sampler_drain(struct bcoz_thread *t, sample_cb cb);
 
 /* ---- profiler core ---- */

@@ -43,6 +43,7 @@ int bcoz_kernel_callchains;
 static uint64_t sample_type;
 static long page_size;
 static int use_stack = 1;	/* user regs + stack copy (see make_attr) */
+unsigned int bcoz_stack_bytes = BCOZ_STACK_BYTES;
 
 static int perf_open(struct perf_event_attr *a)
 {
@@ -68,10 +69,10 @@ static void make_attr(struct perf_event_attr *a, int blocked, int kernel)
 	/* a copy of the top of the user stack finds the caller of a frameless
 	 * libc syscall wrapper (pread, nanosleep...), which frame-pointer
 	 * callchains skip */
-	if (use_stack) {
+	if (use_stack && bcoz_stack_bytes) {
 		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 		a->sample_regs_user = 1ULL << 7;	/* PERF_REG_X86_SP */
-		a->sample_stack_user = BCOZ_STACK_BYTES;
+		a->sample_stack_user = bcoz_stack_bytes;
 	}
 #endif
 	a->disabled = 1;

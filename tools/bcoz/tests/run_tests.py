@@ -361,13 +361,26 @@ namespace work {
 template <typename T> struct Acc { volatile T v; };
 __attribute__((noinline)) long spin(Acc<long> &a, long n)
 { for (long i = 0; i < n; i++) a.v = a.v + i; return a.v; }
+template <typename T> __attribute__((noinline)) T twice(Acc<T> &a, T n)
+{ for (T i = 0; i < n; i++) a.v = a.v + 2 * i; return a.v; }
+template long twice<long>(Acc<long> &, long);
+template int twice<int>(Acc<int> &, int);
+/* all its time is in spin: selecting outer must catch spin's samples */
+__attribute__((noinline)) long outer(Acc<long> &a, long n)
+{ long r = spin(a, n); asm volatile("" ::: "memory"); return r + 1; }
 }
 static volatile std::sig_atomic_t stop;
 int main()
 {
 	work::Acc<long> a{0};
 	std::signal(SIGTERM, [](int) { stop = 1; });
-	while (!stop) { work::spin(a, 200000); COZ_PROGRESS; }
+	work::Acc<int> b{0};
+	while (!stop) {
+		work::outer(a, 200000);
+		work::twice(a, 1000L);
+		work::twice(b, 1000);
+		COZ_PROGRESS;
+	}
 	std::printf("done %ld\n", (long)a.v);
 	return 0;
 }
@@ -434,6 +447,33 @@ def t_function_granularity():
     exps, _, _ = B.read_profile(os.path.join(TMP, "fg5.coz"))
     assert rc == 0 and [e["selected"] for e in exps] == [want], (exps, err)
     msgs.append("C++: %s" % want)
+    # template instances: the return type before the name is skipped; two
+    # instances need their template arguments
+    rc, out, err, _ = run(["-o", prof("fg6.coz"), "--fixed-function", "work::twice"], [cexe],
+                          timeout=30)
+    assert rc != 0 and "names 2 functions" in err, err
+    rc, out, err, _ = run(["-o", prof("fg7.coz"), "--fixed-function", "work::twice<long>"],
+                          [cexe], experiments=1)
+    exps, _, _ = B.read_profile(os.path.join(TMP, "fg7.coz"))
+    assert rc == 0 and [e["selected"] for e in exps] == \
+        ["long work::twice<long>(work::Acc<long>&, long)"], (exps, err)
+    msgs.append("template instance")
+    # a caller, in code without frame pointers: found on the stack copy
+    nofp = os.path.join(TMP, "funcs-nofp")
+    c = subprocess.run([cxx, "-O2", "-fomit-frame-pointer", "-I", os.path.join(SRC, "include"),
+                        "-o", nofp, src], capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr
+    subprocess.run(["strip", "--strip-debug", nofp], check=True)
+    p = prof("fg8.coz")
+    rc, out, err, _ = run(["-o", p, "--fixed-function", "work::outer", "--fixed-speedup", "0"],
+                          [nofp], experiments=2)
+    exps, samples, _ = B.read_profile(p)
+    sel = sum(e["selected_samples"] for e in exps)
+    spin = sum(v for k, v in samples.items() if k.startswith("work::spin"))
+    info = "caller without frame pointers: %d selected samples, spin %d in all" % (sel, spin)
+    assert rc == 0 and spin > 0, (err, samples)
+    assert sel >= 0.2 * spin, info
+    msgs.append(info)
     return ", ".join(msgs)
 
 
