@@ -124,8 +124,12 @@ actual() {
 		"$DB_BENCH" "${common[@]}" $after >"$OUT/$name-after-$r.txt" 2>&1
 		a+=("$(ops "$OUT/$name-after-$r.txt")")
 	done
-	A_BEFORE=$(printf '%s\n' "${b[@]}" | median)
-	A_AFTER=$(printf '%s\n' "${a[@]}" | median)
+	# a failed run has no ops/s: left out, and said
+	A_BEFORE=$(printf '%s\n' "${b[@]}" | grep . | median)
+	A_AFTER=$(printf '%s\n' "${a[@]}" | grep . | median)
+	[ "${#b[@]}" = "$(printf '%s\n' "${b[@]}" | grep -c .)" ] &&
+		[ "${#a[@]}" = "$(printf '%s\n' "${a[@]}" | grep -c .)" ] ||
+		echo "# $name: some db_bench runs failed (see $OUT/$name-*.txt)"
 	echo "# $name actual: ops/s before ${b[*]} (median $A_BEFORE), after ${a[*]} (median $A_AFTER)"
 }
 
@@ -185,7 +189,7 @@ profile() {
 echo "## opt1: block cache contention (readrandom, $THREADS threads, one cache shard)"
 fill
 o1=(--cache_size=268435456 --cache_numshardbits=0)
-rate=$(calibrate opt1 "${readers[@]}" "${o1[@]}")
+rate=$(calibrate opt1 "${readers[@]}" "${o1[@]}") || exit 1
 reads=$(awk -v r="$rate" -v t="$TARGET_S" -v n="$THREADS" 'BEGIN { printf "%d", r * t / n }')
 echo "# opt1: $rate ops/s unprofiled; $reads reads per thread"
 profile opt1 "${readers[@]}" "${o1[@]}" --reads="$reads"
@@ -199,7 +203,7 @@ line opt1-cache-lookup "$p" "$(speedup "$A_BEFORE" "$A_AFTER")"
 # ---- opt 2: block reads ---------------------------------------------------
 echo "## opt2: block reads (8 MiB cache, O_DIRECT reads)"
 o2=(--cache_size=8388608 --use_direct_reads=true)
-rate=$(calibrate opt2 "${readers[@]}" "${o2[@]}")
+rate=$(calibrate opt2 "${readers[@]}" "${o2[@]}") || exit 1
 reads=$(awk -v r="$rate" -v t="$TARGET_S" -v n="$THREADS" 'BEGIN { printf "%d", r * t / n }')
 echo "# opt2: $rate ops/s unprofiled; $reads reads per thread"
 profile opt2 "${readers[@]}" "${o2[@]}" --reads="$reads"
@@ -214,7 +218,7 @@ line opt2-io-subclass "$p" "$(speedup "$A_BEFORE" "$A_AFTER")"
 echo "## opt3: writes (fillrandom, $WRITERS writers, snappy)"
 w=(--benchmarks=fillrandom --threads="$WRITERS" --compression_type=snappy
 	--write_buffer_size=4194304 --target_file_size_base=4194304)
-rate=$(calibrate opt3 "${w[@]}" --num=100000000)
+rate=$(calibrate opt3 "${w[@]}" --num=100000000) || exit 1
 num=$(awk -v r="$rate" -v t="$TARGET_S" -v n="$WRITERS" 'BEGIN { printf "%d", r * t / n }')
 echo "# opt3: $rate ops/s unprofiled; $num writes per thread"
 profile opt3 "${w[@]}" --num="$num"

@@ -299,11 +299,13 @@ int pthread_mutex_lock(pthread_mutex_t *m)
 
 	/*
 	 * A free mutex is taken without waiting: nothing to settle, as for a
-	 * call that never blocks.  Owed delays are paid at the next wrapped
-	 * call that can wake someone (the unlock) or at the next timer tick.
-	 * EBUSY (held, or an error-checking mutex we own) takes the full
-	 * path, whose real lock returns the right error.
+	 * call that never blocks.  Delays owed are paid first (catch-up costs
+	 * a few loads when nothing is owed): paid later, at the unlock, they
+	 * would hold the lock through the pause.  EBUSY (held, or an
+	 * error-checking mutex we own) takes the full path, whose real lock
+	 * returns the right error.
 	 */
+	bcoz_catch_up();
 	r = REAL(pthread_mutex_trylock)(m);
 	if (r != EBUSY)
 		return r;

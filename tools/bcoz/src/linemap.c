@@ -725,6 +725,8 @@ static void publish(void)
 	npend = cappend = 0;
 	nt = malloc(sizeof(*nt));
 	if (!nt) {
+		bcoz_msg("warning: out of memory for the line map; the newest object's "
+			 "lines are not profiled\n");
 		free(all);
 		return;
 	}
@@ -799,28 +801,45 @@ void linemap_rescan(void)
 	bcoz_real_mutex_unlock(&map_lock);
 }
 
+void linemap_hold(void)
+{
+	atomic_fetch_add(&lookups, 1);
+}
+
+void linemap_release(void)
+{
+	atomic_fetch_sub(&lookups, 1);
+}
+
+/* between linemap_hold() and linemap_release(): the table stays */
+int linemap_lookup_held(uint64_t addr)
+{
+	struct range_table *t = atomic_load(&table);
+	size_t lo = 0, hi;
+
+	if (!t || !t->n)
+		return -1;
+	hi = t->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (t->r[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < t->r[lo - 1].end)
+		return t->r[lo - 1].line;
+	return -1;
+}
+
 int linemap_lookup(uint64_t addr)
 {
-	struct range_table *t;
-	size_t lo = 0, hi;
-	int line = -1;
+	int line;
 
-	atomic_fetch_add(&lookups, 1);
-	t = atomic_load(&table);
-	if (t && t->n) {
-		hi = t->n;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-
-			if (t->r[mid].start <= addr)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo && addr < t->r[lo - 1].end)
-			line = t->r[lo - 1].line;
-	}
-	atomic_fetch_sub(&lookups, 1);
+	linemap_hold();
+	line = linemap_lookup_held(addr);
+	linemap_release();
 	return line;
 }
 
@@ -898,17 +917,64 @@ void linemap_label(int idx, char *buf, size_t len)
  * is named by "rocksdb::BlockBasedTable::GetDataBlockFromCache", or with
  * "<rocksdb::Block>" to pick one instance); 0: no match.
  */
+/* the parameter list: the first '(' outside template arguments that does
+ * not open "(anonymous namespace)" */
+static const char *params_of(const char *full)
+{
+	static const char anon[] = "(anonymous namespace)";
+	int depth = 0;
+
+	for (const char *p = full; *p; p++) {
+		if (*p == '<')
+			depth++;
+		else if (*p == '>' && depth)
+			depth--;
+		else if (*p == '(' && !depth) {
+			if (!strncmp(p, anon, sizeof(anon) - 1)) {
+				p += sizeof(anon) - 2;
+				continue;
+			}
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* end of balanced template arguments starting at p ('<'), or NULL */
+static const char *skip_targs(const char *p)
+{
+	int depth = 0;
+
+	for (; *p; p++) {
+		if (*p == '<')
+			depth++;
+		else if (*p == '>' && !--depth)
+			return p + 1;
+	}
+	return NULL;
+}
+
+/*
+ * 2: @full is @want; 1: @want names it without its parameters, its template
+ * arguments or the return type a template instance's name starts with
+ * ("rocksdb::Status rocksdb::BlockBasedTable::GetDataBlockFromCache<...>(...)"
+ * is named by "rocksdb::BlockBasedTable::GetDataBlockFromCache", or with
+ * "<rocksdb::Block>" to pick one instance); 0: no match.
+ */
 static int name_match(const char *full, const char *want)
 {
 	size_t lw = strlen(want);
-	const char *p = full, *paren = strchr(full, '(');
+	const char *params = params_of(full), *p = full, *end;
 
 	if (!strcmp(full, want))
 		return 2;
-	while (p && (!paren || p < paren)) {
+	while (p && (!params || p < params)) {
 		if (!strncmp(p, want, lw)) {
-			if (!strcmp(p + lw, "") || p[lw] == '(' || p[lw] == '<')
-				return p == full && !p[lw] ? 2 : 1;
+			end = p + lw;
+			if (*end == '<')	/* the instance's template arguments */
+				end = skip_targs(end);
+			if (end && (!*end || end == params))
+				return 1;
 		}
 		p = strchr(p, ' ');	/* the name after a return type */
 		if (p)

@@ -199,7 +199,7 @@ static int after_call(uint64_t addr)
 static int scan_stack(const uint64_t *stack, uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++) {
-		int idx = linemap_lookup(stack[i] - 1);
+		int idx = linemap_lookup_held(stack[i] - 1);
 
 		if (idx >= 0 && after_call(stack[i]))
 			return idx;
@@ -218,7 +218,7 @@ static int scan_stack(const uint64_t *stack, uint64_t n)
 static int stack_holds(const uint64_t *stack, uint64_t n, int sel)
 {
 	for (uint64_t i = 0; i < n; i++)
-		if (linemap_lookup(stack[i] - 1) == sel && after_call(stack[i]))
+		if (linemap_lookup_held(stack[i] - 1) == sel && after_call(stack[i]))
 			return 1;
 	return 0;
 }
@@ -332,6 +332,7 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 		atomic_fetch_add(&lock_samples, weight);
 		return;
 	}
+	linemap_hold();		/* one table for all of this sample's lookups */
 	for (uint64_t i = 0; i < nr; i++) {
 		uint64_t ip = ips[i];
 		int idx, user_top;
@@ -345,7 +346,7 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 			continue;
 		}
 		user_top = fresh;
-		idx = linemap_lookup(fresh ? ip : ip - 1);
+		idx = linemap_lookup_held(fresh ? ip : ip - 1);
 		fresh = 0;
 		if (idx < 0 && user_top && stack)
 			idx = scan_stack(stack, nstack);
@@ -360,6 +361,7 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 	}
 	if (!hit && sel >= 0 && stack && nstack * 8 > BCOZ_STACK_BYTES)
 		hit = stack_holds(stack, nstack, sel);
+	linemap_release();
 	if (first >= 0) {
 		struct bcoz_line *l = linemap_line(first);
 
@@ -1319,16 +1321,17 @@ __attribute__((constructor)) static void bcoz_init(void)
 	 */
 	e = getenv("BCOZ_STACK_BYTES");
 	if (e && *e) {
-		long v = strtol(e, NULL, 10);
+		char *endp;
+		long v = strtol(e, &endp, 10);
 
-		if (v < 0 || v > BCOZ_STACK_BYTES_MAX) {
-			bcoz_msg("error: BCOZ_STACK_BYTES=%s: give 0 to %d bytes\n", e,
-				 BCOZ_STACK_BYTES_MAX);
+		if (*endp || v < 0 || v > BCOZ_STACK_BYTES_MAX || (v && v < 8)) {
+			bcoz_msg("error: BCOZ_STACK_BYTES=%s: give 0 (no stack copy) or 8 to %d "
+				 "bytes\n", e, BCOZ_STACK_BYTES_MAX);
 			bcoz_real_exit(2);
 		}
-		bcoz_stack_bytes = (unsigned int)v & ~7u;
+		sampler_set_stack_bytes((unsigned int)v & ~7u);
 	} else if (linemap_function_objects()) {
-		bcoz_stack_bytes = BCOZ_STACK_BYTES_FN;
+		sampler_set_stack_bytes(BCOZ_STACK_BYTES_FN);
 	}
 	/* tuning knobs, for experiments with the method */
 	e = getenv("BCOZ_TIMER_US");

@@ -55,6 +55,10 @@ struct bcoz_line {
 int linemap_init(int quiet);		/* 0 or -1 (error printed unless quiet) */
 void linemap_rescan(void);			/* after dlopen */
 int linemap_lookup(uint64_t addr);		/* line index or -1 */
+/* many lookups (a sample's): hold the table once, look up, release */
+void linemap_hold(void);
+int linemap_lookup_held(uint64_t addr);
+void linemap_release(void);
 struct bcoz_line *linemap_line(int idx);
 int linemap_nlines(void);
 int linemap_find(const char *spec, char *why, size_t whylen);	/* FILE:LINE */
@@ -104,6 +108,7 @@ extern _Atomic int bcoz_unsampled_threads;	/* perf event or ring refused */
 extern int bcoz_kernel_callchains;
 
 int sampler_probe(void);		/* 0 ok, -1 fatal (message printed) */
+void sampler_set_stack_bytes(unsigned int bytes);	/* before threads sample */
 int sampler_start(struct bcoz_thread *t);
 void sampler_stop(struct bcoz_thread *t);
 void sampler_enable(struct bcoz_thread *t, int on);
@@ -116,7 +121,7 @@ typedef void (*sample_cb)(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 			  uint64_t nstack);
 #define BCOZ_STACK_BYTES	128	/* default user stack copy per sample */
 #define BCOZ_STACK_BYTES_FN	1024	/* ... when an object is profiled by function */
-#define BCOZ_STACK_BYTES_MAX	4096
+#define BCOZ_STACK_BYTES_MAX	2048	/* a sample stays well inside the ring */
 extern unsigned int bcoz_stack_bytes;
 void sampler_drain(struct bcoz_thread *t, sample_cb cb);
 

@@ -266,6 +266,16 @@ int sampler_probe(void)
 	return 0;
 }
 
+/* Before any thread samples: the user stack copy per sample, 0 for none. */
+void sampler_set_stack_bytes(unsigned int bytes)
+{
+	struct perf_event_attr a;
+
+	bcoz_stack_bytes = bytes;
+	make_attr(&a, bcoz_blocked_supported, bcoz_kernel_callchains);
+	sample_type = a.sample_type;	/* the records' layout follows */
+}
+
 /* the first reason a thread is not sampled; later ones are only counted */
 static void unsampled(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

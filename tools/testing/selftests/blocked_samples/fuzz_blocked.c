@@ -32,6 +32,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -69,7 +70,8 @@ static atomic_bool stop;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static int pipes[2][2];
+/* pipes[pair][direction]: worker 2p writes [p][0], 2p+1 writes [p][1] */
+static int pipes[2][2][2];
 static int io_fd = -1;
 static int ncpus;
 
@@ -158,11 +160,15 @@ static void *worker(void *arg)
 		case 3:	/* pipe ping-pong between workers 0/1 and 2/3 */
 			if (id < 4) {
 				int p = id / 2, side = id % 2;
+				struct pollfd pfd = {
+					.fd = pipes[p][!side][0], .events = POLLIN,
+				};
 
-				if (write(pipes[p][side], &c, 1) == 1) {
-					/* the peer's byte may not come: poll-free, nonblocking */
-					(void)!read(pipes[p][!side], &c, 1);
-				}
+				/* send a byte, wait up to 2 ms for the peer's
+				 * (it may be busy elsewhere: never hang) */
+				if (write(pipes[p][side][1], &c, 1) == 1 &&
+				    poll(&pfd, 1, 2) == 1)
+					(void)!read(pipes[p][!side][0], &c, 1);
 			}
 			break;
 		case 4:	/* I/O: [I] */
@@ -339,7 +345,7 @@ static void fuzz_open(void)
 	case 0:	/* the calling thread */
 		pid = 0;
 		break;
-	case 1:	/* the whole process */
+	case 1:	/* the main thread, by the process's pid */
 		pid = getpid();
 		break;
 	default:
@@ -501,8 +507,8 @@ int main(int argc, char **argv)
 		ncpus = 1;
 	for (i = 0; i < MAX_FDS; i++)
 		fds[i].fd = -1;
-	for (i = 0; i < 2; i++)
-		if (pipe2(pipes[i], O_NONBLOCK))
+	for (i = 0; i < 4; i++)
+		if (pipe2(pipes[i / 2][i % 2], O_NONBLOCK))
 			ksft_exit_fail_msg("pipe2: %s\n", strerror(errno));
 	signal(SIGTRAP, SIG_IGN);	/* sigtrap events on our own thread */
 	open_io(dev);
