@@ -17,7 +17,8 @@ TREE=$BUILD/linux                         # pristine + overlay + patches
 KERNEL_FLAVOUR=${KERNEL_FLAVOUR:-}
 case $KERNEL_FLAVOUR in
 '') KBUILD=${KBUILD_OUT:-$BUILD/kbuild} ;;
-debug|noblocked) KBUILD=${KBUILD_OUT:-$BUILD/kbuild-$KERNEL_FLAVOUR} ;;
+debug|noblocked) KBUILD=${KBUILD_OUT:+$KBUILD_OUT-$KERNEL_FLAVOUR}
+	KBUILD=${KBUILD:-$BUILD/kbuild-$KERNEL_FLAVOUR} ;;
 *) printf '[%s] ERROR: KERNEL_FLAVOUR=%s: use debug, noblocked or leave it empty\n' \
 	"$(basename "$0")" "$KERNEL_FLAVOUR" >&2; exit 1 ;;
 esac

@@ -15,7 +15,7 @@
 # switch-time work counts, and 1 ms) x plain/blocked. Rounds are
 # interleaved (each round runs every cell once) so a slow phase of the host
 # hits all cells alike; each cell is the median of $ROUNDS (default 7) runs
-# of $SECS (default 1) s. Prints a table; stderr gets one line per cell.
+# of $SECS (default 1) s. Prints a table.
 # A kernel without the feature prints "n/a" for blocked cells.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,9 +42,9 @@ if [ -x "$BPERF" ]; then
 	loops=2000
 	while :; do
 		t0=$(date +%s%N)
-		pipe_run $loops >/dev/null
+		[ -n "$(pipe_run $loops)" ] || { echo "hookcost: $BPERF bench sched pipe failed" >&2; exit 1; }
 		ms=$((($(date +%s%N) - t0) / 1000000))
-		[ "$ms" -ge 200 ] && break
+		[ "$ms" -ge 200 ] || [ "$loops" -ge 100000000 ] && break
 		loops=$((loops * 4))
 	done
 	loops=$(awk -v l="$loops" -v ms="$ms" -v s="$SECS" 'BEGIN { printf "%d", l * s * 1000 / ms }')
@@ -97,5 +97,4 @@ for c in "${cells[@]}"; do
 		blk=n/a delta=n/a bps=n/a
 	fi
 	printf '%-7s %-6s %12s %12s %9s %12s\n' "$1" "$pl" "$plain" "$blk" "$delta" "$bps"
-	echo "hookcost: events=$1 period=$2 plain=$plain blocked=$blk" >&2
 done
