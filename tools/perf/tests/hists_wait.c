@@ -87,6 +87,7 @@ static const char * const kernel_extra[] = {
 	"__lock_sock",				/* K32 */
 	"lock_sock_nested",			/* K33 */
 	"tcp_sendmsg",				/* K34 */
+	"srso_alias_return_thunk",		/* K35 */
 };
 
 #define L(n)	(FAKE_MAP_LIBC + EXTRA_OFFSET + (n) * EXTRA_LEN + 1)
@@ -173,6 +174,10 @@ static const struct fake_blocked_sample leaf_samples[] = {
 	/* another lock deeper inside mmap(): not the mmap lock */
 	{ .pid = FAKE_PID_PERF2, .cls = BLOCKED_LOCK, .points = 3,
 	  CHAIN(6, K_SCHED, K(29), K(27), K(28), L(12), MAIN) },
+	/* the same behind a return thunk (SRSO/retbleed mitigations): the
+	 * thunk is not the caller */
+	{ .pid = FAKE_PID_PERF2, .cls = BLOCKED_LOCK, .points = 2,
+	  CHAIN(7, K_SCHED, K(35), K(29), K(27), K(28), L(12), MAIN) },
 	/* a fault that waits, not for a lock: a page fault, not the mmap lock */
 	{ .pid = FAKE_PID_PERF2, .cls = BLOCKED_OTHER, .points = 2,
 	  CHAIN(4, K_SCHED, K(5), K(26), MAIN) },
@@ -346,8 +351,8 @@ static int test__hists_wait(struct test_suite *test __maybe_unused,
 		{ NULL, "mmap-lock",		  18 },
 		{ NULL, "mutex",		   7 },
 		{ NULL, "inode-lock",		   6 },
+		{ NULL, "kernel-lock:vma_link",	   5 },
 		{ NULL, "socket-lock",		   4 },
-		{ NULL, "kernel-lock:vma_link",	   3 },
 		{ NULL, "page-fault",		   2 },
 		{ NULL, "condition",		   1 },
 	};
