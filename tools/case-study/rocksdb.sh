@@ -23,10 +23,10 @@
 #
 #   opt1  block cache contention: readrandom, THREADS readers, one cache
 #         shard (--cache_numshardbits=0), data in the cache.
-#         prediction: rocksdb::lru_cache::LRUCacheShard::Lookup at 50 %;
-#         actual: 64 shards (--cache_numshardbits=6). The shard's mutex
-#         is what the change removes: a prediction for Lookup's own code
-#         is a lower bound (the paper predicts the lock's critical section).
+#         prediction: the paper's cache lookup,
+#         rocksdb::BlockBasedTable::GetDataBlockFromCache<rocksdb::Block>
+#         (with its callees: the shard's Lookup, its mutex, the hash
+#         table) at 50 %; actual: 64 shards (--cache_numshardbits=6).
 #   opt2  block reads: the same reads with an 8 MiB cache and
 #         --use_direct_reads, so they go to the disk.
 #         prediction: the I/O subclass at 100 % (--blocked-scope i);
@@ -165,21 +165,42 @@ line() {	# NAME PREDICTED ACTUAL
 }
 
 # bperf NAME ARGS...: record with bperf's defaults; per-thread classes,
-# the top symbols of each class, a hot/cold flame graph
+# what the threads waited for, the innermost RocksDB functions of each
+# class (the library has no frame pointers: the default DWARF stacks
+# unwind it), a hot/cold flame graph. --no-inline everywhere: perf asks
+# addr2line for inlined frames one address at a time, minutes in TCG.
 profile() {
-	local name=$1 c
+	local name=$1
 	shift
 	"$BPERF" record -o "$OUT/$name.data" -- "$DB_BENCH" "${common[@]}" "$@" \
 		>"$OUT/$name-record.txt" 2>&1 || { echo "# $name: bperf record failed"; return; }
-	"$BPERF" report -i "$OUT/$name.data" --stdio --no-children --sort comm,blocked -g none \
-		2>/dev/null | grep -v '^#' | grep -v '^$' | head -20 >"$OUT/$name-classes.txt"
+	"$BPERF" report -i "$OUT/$name.data" --stdio --no-children --no-inline \
+		--sort comm,blocked -g none 2>/dev/null | grep -v '^#' | grep -v '^$' |
+		head -12 >"$OUT/$name-classes.txt"
 	echo "# $name: bperf report --sort comm,blocked (top rows)"
-	sed 's/^/#   /' "$OUT/$name-classes.txt" | head -12
-	"$BPERF" report -i "$OUT/$name.data" --stdio --no-children --sort blocked,sym -g none \
-		2>/dev/null | grep -v '^#' | grep -v '^$' | head -15 >"$OUT/$name-top.txt"
-	echo "# $name: bperf report --sort blocked,sym (top rows)"
-	sed 's/^/#   /' "$OUT/$name-top.txt" | cut -c1-160
-	"$BPERF" script -i "$OUT/$name.data" --flamegraph "$OUT/$name.svg" >/dev/null 2>&1 &&
+	sed 's/^/#   /' "$OUT/$name-classes.txt"
+	"$BPERF" report -i "$OUT/$name.data" --wait-summary --no-inline \
+		>"$OUT/$name-wait-summary.txt" 2>/dev/null
+	echo "# $name: bperf report --wait-summary"
+	sed 's/^/#   /' "$OUT/$name-wait-summary.txt" | head -12
+	"$BPERF" script -i "$OUT/$name.data" --folded --no-inline >"$OUT/$name.folded" 2>/dev/null
+	# rows "comm;caller;...;leaf;[class:reason] N" (on-CPU rows end in
+	# the leaf): the innermost rocksdb:: frame, port:: wrappers skipped
+	awk '{ n = split($0, f, ";"); pts = f[n]; sub(/.* /, "", pts)
+		cls = "on-cpu"
+		if (f[n] ~ /^\[[a-z]+:/) { cls = f[n]; sub(/^\[/, "", cls); sub(/\].*/, "", cls) }
+		c = "(no rocksdb frame)"
+		for (i = n; i > 1; i--) {
+			g = f[i]; sub(/ [0-9]+$/, "", g)
+			if (g ~ /^rocksdb::/ && g !~ /^rocksdb::port::/) { c = g; break }
+		}
+		p[cls "\t" c] += pts; t[cls] += pts; all += pts }
+	     END { for (k in p) { split(k, kk, "\t")
+			printf "%d\t%5.1f%%\t%-22s %s\n", p[k], 100 * p[k] / all, kk[1], substr(kk[2], 1, 110) } }' \
+		"$OUT/$name.folded" | sort -rn | cut -f2- | head -15 >"$OUT/$name-top.txt"
+	echo "# $name: innermost RocksDB function by class[:wait reason], share of all points"
+	sed 's/^/#   /' "$OUT/$name-top.txt"
+	"$BPERF" script -i "$OUT/$name.data" --no-inline --flamegraph "$OUT/$name.svg" >/dev/null 2>&1 &&
 		echo "# $name: flame graph $OUT/$name.svg"
 }
 
@@ -194,7 +215,7 @@ reads=$(awk -v r="$rate" -v t="$TARGET_S" -v n="$THREADS" 'BEGIN { printf "%d", 
 echo "# opt1: $rate ops/s unprofiled; $reads reads per thread"
 profile opt1 "${readers[@]}" "${o1[@]}" --reads="$reads"
 predict opt1-cache-lookup 50 "${readers[*]} ${o1[*]} --reads=$reads" \
-	-b %librocksdb% --fixed-function rocksdb::lru_cache::LRUCacheShard::Lookup
+	-b %librocksdb% --fixed-function 'rocksdb::BlockBasedTable::GetDataBlockFromCache<rocksdb::Block>'
 p=$P_VALUE
 actual opt1 "${readers[*]} ${o1[*]} --reads=$reads" \
 	"${readers[*]} --cache_size=268435456 --cache_numshardbits=6 --reads=$reads"
