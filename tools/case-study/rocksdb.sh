@@ -29,14 +29,17 @@
 #         table) at 50 %; actual: 64 shards (--cache_numshardbits=6).
 #   opt2  block reads: the same reads with an 8 MiB cache and
 #         --use_direct_reads, so they go to the disk.
-#         prediction: the I/O subclass at 100 % (--blocked-scope i);
+#         predictions at 100 %: the I/O subclass (--blocked-scope i: the
+#         waits for the disk) and the paper's block read,
+#         rocksdb::BlockFetcher::ReadBlockContents (the waits, the read
+#         path's CPU time in the kernel and the checksums);
 #         actual: a 256 MiB cache, so nothing is read twice.
 #   opt3  writes: fillrandom, WRITERS threads, snappy compression, 4 MiB
 #         memtables (so flushes and compactions run during the run).
 #         predictions at 100 %: snappy's compressor
-#         (snappy::internal::CompressFragment) and the file append every
-#         log record goes through (rocksdb::PosixWritableFile::Append, its
-#         write(2) included; flushes' table writes pass there too);
+#         (snappy::internal::CompressFragment) and the write group's
+#         write-ahead log write (rocksdb::DBImpl::WriteToWAL for a
+#         WriteGroup: the record, its checksum and the write(2));
 #         actual: --compression_type=none, --disable_wal=1. A third real change, more memtables
 #         (--max_write_buffer_number=6), is measured and printed.
 #
@@ -231,9 +234,13 @@ profile opt2 "${readers[@]}" "${o2[@]}" --reads="$reads"
 predict opt2-io-subclass 100 "${readers[*]} ${o2[*]} --reads=$reads" \
 	-b %librocksdb% --blocked-scope i
 p=$P_VALUE
+predict opt2-block-read 100 "${readers[*]} ${o2[*]} --reads=$reads" \
+	-b %librocksdb% --fixed-function 'rocksdb::BlockFetcher::ReadBlockContents()'
+p2=$P_VALUE
 actual opt2 "${readers[*]} ${o2[*]} --reads=$reads" \
 	"${readers[*]} --cache_size=268435456 --use_direct_reads=true --reads=$reads"
 line opt2-io-subclass "$p" "$(speedup "$A_BEFORE" "$A_AFTER")"
+line opt2-block-read "$p2" "$(speedup "$A_BEFORE" "$A_AFTER")"
 
 # ---- opt 3: writes ----------------------------------------------------------
 echo "## opt3: writes (fillrandom, $WRITERS writers, snappy)"
@@ -249,7 +256,7 @@ p=$P_VALUE
 actual opt3c "${w[*]} --num=$num" "${w[*]/snappy/none} --num=$num"
 line opt3-compression "$p" "$(speedup "$A_BEFORE" "$A_AFTER")"
 predict opt3-wal 100 "${w[*]} --num=$num" -b %librocksdb% --fixed-function \
-	'rocksdb::PosixWritableFile::Append(rocksdb::Slice const&, rocksdb::IOOptions const&, rocksdb::IODebugContext*)'
+	'rocksdb::DBImpl::WriteToWAL(rocksdb::WriteThread::WriteGroup const&, rocksdb::log::Writer*, unsigned long*, bool, bool, unsigned long, rocksdb::DBImpl::LogFileNumberSize&)'
 p=$P_VALUE
 actual opt3w "${w[*]} --num=$num" "${w[*]} --disable_wal=1 --num=$num"
 line opt3-wal "$p" "$(speedup "$A_BEFORE" "$A_AFTER")"
