@@ -184,8 +184,8 @@ profile() {
 	sed 's/^/#   /' "$OUT/$name-classes.txt"
 	"$BPERF" report -i "$OUT/$name.data" --wait-summary --no-inline \
 		>"$OUT/$name-wait-summary.txt" 2>/dev/null
-	echo "# $name: bperf report --wait-summary"
-	sed 's/^/#   /' "$OUT/$name-wait-summary.txt" | head -12
+	echo "# $name: bperf report --wait-summary (threads with the most points)"
+	grep -v '^#' "$OUT/$name-wait-summary.txt" | head -8 | sed 's/^/#   /'
 	"$BPERF" script -i "$OUT/$name.data" --folded --no-inline >"$OUT/$name.folded" 2>/dev/null
 	# rows "comm;caller;...;leaf;[class:reason] N" (on-CPU rows end in
 	# the leaf): the innermost rocksdb:: frame, port:: wrappers skipped
