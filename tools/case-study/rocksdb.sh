@@ -197,7 +197,7 @@ profile() {
 			g = f[i]; sub(/ [0-9]+$/, "", g)
 			if (g ~ /^rocksdb::/ && g !~ /^rocksdb::port::/) { c = g; break }
 		}
-		p[cls "\t" c] += pts; t[cls] += pts; all += pts }
+		p[cls "\t" c] += pts; all += pts }
 	     END { for (k in p) { split(k, kk, "\t")
 			printf "%d\t%5.1f%%\t%-22s %s\n", p[k], 100 * p[k] / all, kk[1], substr(kk[2], 1, 110) } }' \
 		"$OUT/$name.folded" | sort -rn | cut -f2- | head -15 >"$OUT/$name-top.txt"
