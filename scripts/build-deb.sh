@@ -10,6 +10,7 @@
 #   /usr/lib/bperf/perf-core/           perf's scripts (perl, python) for
 #                                       `bperf script -s/-l`, bperf's own copy
 #   /usr/bin/bcoz                       the causal profiler (python3)
+#   /usr/lib/bcoz/bcozlib/              its package (profile, analysis, report, cli)
 #   /usr/lib/bcoz/libbcoz.so            its runtime (LD_PRELOADed by bcoz run)
 #   /usr/include/bcoz/coz.h             progress points (COZ's API)
 #   /usr/share/doc/bperf/               guides, ABI, example transcripts
@@ -65,6 +66,9 @@ find "$ROOT/usr/lib/bperf/perf-core" -path '*/bin/*' -type f -exec chmod 0755 {}
 
 # --- bcoz ----------------------------------------------------------------------
 install -m 0755 "$REPO/tools/bcoz/bcoz" "$ROOT/usr/bin/bcoz"
+# /usr/bin/bcoz finds it in ../lib/bcoz
+install -d -m 0755 "$ROOT/usr/lib/bcoz/bcozlib"
+install -m 0644 "$REPO"/tools/bcoz/bcozlib/*.py "$ROOT/usr/lib/bcoz/bcozlib/"
 install -m 0644 "$BCOZ_DIR/libbcoz.so" "$ROOT/usr/lib/bcoz/libbcoz.so"
 strip --strip-unneeded "$ROOT/usr/lib/bcoz/libbcoz.so"
 install -m 0644 "$REPO/tools/bcoz/include/coz.h" "$ROOT/usr/include/bcoz/coz.h"

@@ -29,6 +29,7 @@ dpkg-deb -c "$deb" >"$T/list" 2>&1
 check "dpkg-deb -c reads the package ($(wc -l <"$T/list") entries)" [ -s "$T/list" ]
 awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' "$T/list" | sort >"$T/files"
 for f in /usr/bin/bperf /usr/bin/bcoz /usr/lib/bperf/bperf /usr/lib/bcoz/libbcoz.so \
+	 /usr/lib/bcoz/bcozlib/cli.py /usr/lib/bcoz/bcozlib/profile.py \
 	 /usr/include/bcoz/coz.h /usr/share/doc/bperf/copyright /usr/share/doc/bperf/README.md \
 	 /usr/share/doc/bperf/install.rst; do
 	check "package ships $f" grep -qxF "$f" "$T/files"

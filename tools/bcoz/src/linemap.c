@@ -642,7 +642,7 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *data)
 			if (!by_function && !quiet)
 				bcoz_msg("no line tables in %s: profiling by function (%zu "
 					 "functions from %s)\n", path, added, which);
-			else if (bcoz_verbose)
+			else if (bcoz_cfg.verbose)
 				bcoz_msg("function map: %s: %zu functions from %s\n", path,
 					 added, which);
 		} else if (!quiet) {
@@ -660,7 +660,7 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *data)
 	added = scan_dwarf(dw, info->dlpi_addr);
 	if (added)
 		objects_with_lines++;
-	if (bcoz_verbose)
+	if (bcoz_cfg.verbose)
 		bcoz_msg("line map: %s: %zu ranges\n", path, added);
 	close_dwarf(dw, fd2 >= 0 ? fd2 : fd, elf2 ? elf2 : elf);
 	if (fd2 >= 0)
@@ -744,23 +744,17 @@ static void publish(void)
 
 int linemap_init(int be_quiet)
 {
-	const char *bs = getenv("BCOZ_BIN_SCOPE");
-	const char *ss = getenv("BCOZ_SRC_SCOPE");
-	const char *g = getenv("BCOZ_GRANULARITY");
+	const char *bs = bcoz_cfg.bin_scope;
+	const char *ss = bcoz_cfg.src_scope;
 	ssize_t n;
 
 	quiet = be_quiet;
-	if (g && *g && strcmp(g, "line") && strcmp(g, "function")) {
-		bcoz_msg("error: granularity '%s': use line (the default: functions only where "
-			 "an object has no line tables) or function\n", g);
-		return -1;
-	}
-	by_function = g && !strcmp(g, "function");
+	by_function = bcoz_cfg.by_function;
 	elf_version(EV_CURRENT);
 	n = readlink("/proc/self/exe", main_exe, sizeof(main_exe) - 1);
 	if (n > 0)
 		main_exe[n] = 0;
-	bin_scope = split_scope(bs && *bs ? bs : "MAIN", &nbin);
+	bin_scope = split_scope(bs, &nbin);
 	src_scope = split_scope(ss, &nsrc);
 	src_default = !nsrc || (nsrc == 1 && !strcmp(src_scope[0], "%"));
 	bcoz_real_mutex_lock(&map_lock);
@@ -772,7 +766,7 @@ int linemap_init(int be_quiet)
 	if (!objects_in_scope) {
 		bcoz_msg("error: no loaded object matches the binary scope (-b %s); main executable "
 			 "is %s. Fix: pass -b with a %%-pattern that matches it, or -b MAIN\n",
-			 bs && *bs ? bs : "MAIN", main_exe);
+			 bs, main_exe);
 		return -1;
 	}
 	if (rows_seen && !atomic_load(&nlines)) {
@@ -787,7 +781,7 @@ int linemap_init(int be_quiet)
 			 "(binary scope: %s, source scope: %s). Fix: compile with -g (e.g. "
 			 "CFLAGS='-g -O2 -fno-omit-frame-pointer'), do not strip the binary, "
 			 "or widen -s/-b\n",
-			 bs && *bs ? bs : "MAIN", ss && *ss ? ss : "%");
+			 bs, ss && *ss ? ss : "%");
 		return -1;
 	}
 	return 0;

@@ -85,17 +85,16 @@ BCOZ_EXPORT coz_counter_t *_coz_get_counter(int type, const char *name)
 /* ---------- state ---------- */
 
 int bcoz_active;
-int bcoz_verbose;
 static __thread struct bcoz_thread *self_thread __attribute__((tls_model("initial-exec")));
 
 static _Atomic uint64_t global_delay;
 static _Atomic int exp_active;
 static _Atomic int exp_line = -1;
-static _Atomic int exp_class;		/* misc bit for subclass experiments */
+static _Atomic int exp_class;		/* enum bcoz_class of a subclass experiment */
 static _Atomic uint64_t exp_delay;	/* ns per sampled period */
 static _Atomic uint64_t selected_hits;
 static _Atomic int next_line = -1;
-static _Atomic uint64_t lock_samples, blocked_samples_seen, total_samples;
+static _Atomic uint64_t class_samples[BCOZ_CLASS_NR], total_samples;
 _Atomic int bcoz_live_threads;
 static _Atomic int stop_flag;
 static _Atomic int shut_once;
@@ -104,13 +103,10 @@ static _Atomic uint64_t total_overslept_ns;	/* pauses that ended late */
 static _Atomic uint64_t total_lost;
 
 static int out_fd = -1;
-static int end_to_end, fixed_line = -1, fixed_speedup = -1, scope_class;
-static const char *scope_name;
-static int follow_exec, followed;
+static int fixed_line = -1;
 static unsigned long profiler_thr;
 static uint64_t start_ns, startup_cost_ns;
 static uint64_t nexperiments;
-static uint64_t end_after;		/* --experiments N: end the program after N */
 static pid_t bcoz_pid;			/* the profiled process (set at start-up) */
 
 struct bcoz_thread *bcoz_self(void)
@@ -318,20 +314,18 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 		      uint64_t weight, const uint64_t *ips, uint64_t nr, const uint64_t *stack,
 		      uint64_t nstack)
 {
-	int cls = misc & BCOZ_MISC_MASK;
+	int cls = bcoz_class_of(misc);
 	int first = -1, hit = 0, fresh = 1;
 	int active = atomic_load(&exp_active);
 	int sel = atomic_load(&exp_line);
 	uint64_t h = 0;
 
 	atomic_fetch_add(&total_samples, weight);
-	if (cls)
-		atomic_fetch_add(&blocked_samples_seen, weight);
-	if (cls & BCOZ_MISC_LOCK) {
-		/* lock waiting is a consequence of the holder's work: never a line's */
-		atomic_fetch_add(&lock_samples, weight);
-		return;
-	}
+	if (cls < 0)
+		cls = BCOZ_OTHER;	/* several bits: not from a kernel we know */
+	atomic_fetch_add(&class_samples[cls], weight);
+	if (cls == BCOZ_LOCK)
+		return;	/* lock waiting is a consequence of the holder's work: never a line's */
 	linemap_hold();		/* one table for all of this sample's lookups */
 	for (uint64_t i = 0; i < nr; i++) {
 		uint64_t ip = ips[i];
@@ -370,13 +364,13 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 	}
 	if (!active)
 		return;
-	if (!cls) {
+	if (cls == BCOZ_ONCPU) {
 		t->batch_n += weight;
-		if (hit && !scope_class)
+		if (hit && !bcoz_cfg.scope)
 			t->batch_hit += weight;
-		t->last_hit = hit && !scope_class;
+		t->last_hit = hit && !bcoz_cfg.scope;
 	}
-	if (scope_class) {
+	if (bcoz_cfg.scope) {
 		if (cls == atomic_load(&exp_class))
 			h = weight;
 	} else if (hit) {
@@ -404,11 +398,7 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
  * kernel provides real ones (or with BCOZ_NO_RUNQ=1).
  */
 static int runq_enabled;
-static int credit_measured;
-static uint64_t min_pause_ns = 20000;
 static int spin_pauses;		/* --blocked-scope s: see pause_ns() */
-static unsigned int pause_ticks = BCOZ_PAUSE_TICKS;
-static uint64_t timer_ns = BCOZ_TIMER_NS;
 
 /*
  * The second field of "cpu_time run_delay timeslices\n" in the calling
@@ -475,8 +465,6 @@ static void runq_compensate(struct bcoz_thread *t)
  * thread's own loss, credited at what was owed, and counted in
  * overslept_ns (BCOZ_STATS).
  */
-static uint64_t pause_spin_max_ns = 300000;
-
 static void pause_ns(struct bcoz_thread *t, uint64_t ns)
 {
 	uint64_t t0 = bcoz_now(), el, late;
@@ -505,14 +493,14 @@ static void pause_ns(struct bcoz_thread *t, uint64_t ns)
 				       &ts, NULL) && errno == EINTR)
 				;
 			late = bcoz_now() - until;
-			if (late > pause_spin_max_ns)
+			if (late > bcoz_cfg.pause_spin_max_ns)
 				late = t->wake_late_ns;	/* preempted: not the timer */
 			t->wake_late_ns = late > t->wake_late_ns ? late :
 				t->wake_late_ns - (t->wake_late_ns - late) / 8;
 			t->wake_late_ns += t->wake_late_ns / 8 > 20000 ? 20000 :
 					   t->wake_late_ns / 8;
-			if (t->wake_late_ns > pause_spin_max_ns)
-				t->wake_late_ns = pause_spin_max_ns;
+			if (t->wake_late_ns > bcoz_cfg.pause_spin_max_ns)
+				t->wake_late_ns = bcoz_cfg.pause_spin_max_ns;
 		}
 		while (bcoz_now() - t0 < ns)
 			;
@@ -523,7 +511,7 @@ static void pause_ns(struct bcoz_thread *t, uint64_t ns)
 	 * Credit what was owed, not the oversleep (see above), unless
 	 * BCOZ_CREDIT_MEASURED=1 asks for COZ's rule.
 	 */
-	t->local_delay += credit_measured && !spin_pauses ? el : ns;
+	t->local_delay += bcoz_cfg.credit_measured && !spin_pauses ? el : ns;
 	if (el > ns)
 		atomic_fetch_add(&total_overslept_ns, el - ns);
 	t->paused_ns += el;
@@ -554,8 +542,8 @@ static void add_delays(struct bcoz_thread *t, int from_timer)
 		while (g < t->local_delay &&
 		       !atomic_compare_exchange_weak(&global_delay, &g, t->local_delay))
 			;
-	} else if (g - t->local_delay >= min_pause_ns) {
-		if (from_timer && ++t->ticks < pause_ticks)
+	} else if (g - t->local_delay >= bcoz_cfg.min_pause_ns) {
+		if (from_timer && ++t->ticks < bcoz_cfg.pause_ticks)
 			return;
 		t->ticks = 0;
 		pause_ns(t, g - t->local_delay);
@@ -581,7 +569,7 @@ static inline int process_needed(struct bcoz_thread *t)
 		return t->local_delay != g;
 	if (t->blocked)
 		return 0;
-	return t->local_delay > g || g - t->local_delay >= min_pause_ns;
+	return t->local_delay > g || g - t->local_delay >= bcoz_cfg.min_pause_ns;
 }
 
 void bcoz_process(struct bcoz_thread *t)
@@ -785,7 +773,7 @@ void bcoz_thread_begin(struct bcoz_thread *t, uint64_t inherit)
 	sev._sigev_un._tid = t->tid;
 	if (!timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t->timer)) {
 		struct itimerspec its = {
-			{ 0, (long)timer_ns }, { 0, (long)timer_ns }
+			{ 0, (long)bcoz_cfg.timer_ns }, { 0, (long)bcoz_cfg.timer_ns }
 		};
 
 		timer_settime(t->timer, 0, &its, NULL);
@@ -852,8 +840,8 @@ static int pick_speedup(void)
 {
 	int r;
 
-	if (fixed_speedup >= 0)
-		return fixed_speedup;
+	if (bcoz_cfg.fixed_speedup >= 0)
+		return bcoz_cfg.fixed_speedup;
 	if (nspeedups) {
 		if (speedup_pos % nspeedups == 0) {
 			for (int i = nspeedups - 1; i > 0; i--) {
@@ -959,15 +947,15 @@ static void *profiler_main(void *arg)
 
 	(void)arg;
 	out("startup\ttime=%llu\n", (unsigned long long)realtime_ns());
-	while (!end_to_end && !atomic_load(&stop_flag) && !atomic_load(&npoints))
+	while (!bcoz_cfg.end_to_end && !atomic_load(&stop_flag) && !atomic_load(&npoints))
 		nap(10000000ULL);
-	while (!atomic_load(&stop_flag) || end_to_end) {
+	while (!atomic_load(&stop_flag) || bcoz_cfg.end_to_end) {
 		int line = -1, sp, n, stopped;
 		uint64_t t0, g0, h0, el, gd, dur, hits, mind = UINT64_MAX;
 		char sel[4200];
 
-		if (scope_class) {
-			snprintf(sel, sizeof(sel), "%s", scope_name);
+		if (bcoz_cfg.scope) {
+			snprintf(sel, sizeof(sel), "%s", bcoz_class_label(bcoz_cfg.scope));
 		} else {
 			if (fixed_line >= 0) {
 				line = fixed_line;
@@ -984,13 +972,13 @@ static void *profiler_main(void *arg)
 		for (int i = 0; i < n; i++)
 			points[i].snap = __atomic_load_n(&points[i].ctr->count, __ATOMIC_RELAXED);
 		atomic_store(&exp_line, line);
-		atomic_store(&exp_class, scope_class);
+		atomic_store(&exp_class, bcoz_cfg.scope);
 		atomic_store(&exp_delay, BCOZ_PERIOD_NS * sp / 100);
 		h0 = atomic_load(&selected_hits);
 		g0 = atomic_load(&global_delay);
 		t0 = bcoz_now();
 		atomic_store(&exp_active, 1);
-		if (end_to_end) {
+		if (bcoz_cfg.end_to_end) {
 			while (!atomic_load(&stop_flag))
 				nap(10000000ULL);
 			stopped = 0;
@@ -1008,7 +996,7 @@ static void *profiler_main(void *arg)
 		nexperiments++;
 		out("experiment\tselected=%s\tspeedup=%.2f\tduration=%llu\tselected-samples=%llu\n",
 		    sel, sp / 100.0, (unsigned long long)dur, (unsigned long long)hits);
-		if (end_to_end) {
+		if (bcoz_cfg.end_to_end) {
 			out("throughput-point\tname=end-to-end\tdelta=1\n");
 			mind = 1;
 		}
@@ -1040,13 +1028,13 @@ static void *profiler_main(void *arg)
 				}
 			}
 		}
-		if (end_to_end)
+		if (bcoz_cfg.end_to_end)
 			break;
 		if (mind < BCOZ_MIN_DELTA && len < BCOZ_MAX_EXP_NS)
 			len *= 2;
 		else if (mind != UINT64_MAX && mind > 4 * BCOZ_MIN_DELTA && len >= 2 * BCOZ_MIN_EXP_NS)
 			len /= 2;
-		if (end_after && nexperiments >= end_after)
+		if (bcoz_cfg.experiments && nexperiments >= bcoz_cfg.experiments)
 			break;
 		if (nexperiments % 32 == 0)
 			write_samples();
@@ -1054,7 +1042,7 @@ static void *profiler_main(void *arg)
 	}
 	write_samples();
 	atomic_store(&final_written, 1);
-	if (end_after && nexperiments >= end_after)
+	if (bcoz_cfg.experiments && nexperiments >= bcoz_cfg.experiments)
 		end_program();
 	return NULL;
 }
@@ -1082,7 +1070,7 @@ static void diagnose(void)
 	int n = atomic_load(&npoints);
 	uint64_t total = 0;
 
-	if (end_to_end)
+	if (bcoz_cfg.end_to_end)
 		return;
 	if (!n) {
 		linemap_declared_points(note_declared);
@@ -1101,16 +1089,16 @@ static void diagnose(void)
 		uint64_t c = __atomic_load_n(&points[i].ctr->count, __ATOMIC_RELAXED);
 
 		total += c;
-		if (bcoz_verbose)
+		if (bcoz_cfg.verbose)
 			bcoz_msg("progress point '%s': %llu visits\n", points[i].name,
 				 (unsigned long long)c);
 	}
-	if (end_after && nexperiments && nexperiments < end_after)
+	if (bcoz_cfg.experiments && nexperiments && nexperiments < bcoz_cfg.experiments)
 		bcoz_msg("warning: the program ended after %llu of the %llu experiments asked for "
 			 "with --experiments; the profile holds what was done\n",
-			 (unsigned long long)nexperiments, (unsigned long long)end_after);
+			 (unsigned long long)nexperiments, (unsigned long long)bcoz_cfg.experiments);
 	if (!nexperiments) {
-		if (atomic_load(&next_line) < 0 && fixed_line < 0 && !scope_class &&
+		if (atomic_load(&next_line) < 0 && fixed_line < 0 && !bcoz_cfg.scope &&
 		    !atomic_load(&total_samples))
 			bcoz_msg("error: no samples were taken in scope, so no experiment ran; "
 				 "the run may be too short (needs > 0.5 s)\n");
@@ -1213,172 +1201,78 @@ static void stand_in_for_fatal_signals(void)
 	}
 }
 
-__attribute__((constructor)) static void bcoz_init(void)
+/* --fixed-line or --fixed-function: the line index, or exit */
+static void resolve_fixed(void)
 {
-	const char *e, *e2;
-	const char *outp = getenv("BCOZ_OUTPUT");
-	struct sigaction sa;
-	struct bcoz_thread *t;
+	const char *spec = bcoz_cfg.fixed_line ?: bcoz_cfg.fixed_function;
+	const char *what = bcoz_cfg.fixed_line ? "line" : "function";
 	char why[1536];
 
-	if (getenv("BCOZ_DISABLE"))
+	if (!spec)
+		return;
+	if (bcoz_cfg.fixed_line)
+		fixed_line = linemap_find(spec, why, sizeof(why));
+	else
+		fixed_line = linemap_find_function(spec, why, sizeof(why));
+	if (fixed_line < 0) {
+		bcoz_msg("error: --fixed-%s %s: %s\n", what, spec, why);
+		bcoz_real_exit(1);
+	}
+}
+
+/*
+ * Callers in code without frame pointers are found on a deeper stack copy
+ * (stack_holds()); BCOZ_STACK_BYTES sets its size (0 turns the copy off).
+ * Threads start sampling after this point.
+ */
+static void set_stack_bytes(void)
+{
+	if (bcoz_cfg.stack_bytes >= 0)
+		sampler_set_stack_bytes((unsigned int)bcoz_cfg.stack_bytes & ~7u);
+	else if (linemap_function_objects())
+		sampler_set_stack_bytes(BCOZ_STACK_BYTES_FN);
+}
+
+__attribute__((constructor)) static void bcoz_init(void)
+{
+	struct sigaction sa;
+	struct bcoz_thread *t;
+	int bad = bcoz_config_load();
+
+	if (bcoz_cfg.disable)
 		return;
 	start_ns = bcoz_now();
 	bcoz_pid = (pid_t)syscall(SYS_getpid);
 	rng_state = realtime_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
-	e = getenv("BCOZ_VERBOSE");
-	bcoz_verbose = e && *e == '1';
 	interpose_resolve();
-	e = getenv("BCOZ_FOLLOW_EXEC");
-	follow_exec = e && *e == '1';
-	if (!follow_exec)
+	if (bad)
+		bcoz_real_exit(2);
+	if (!bcoz_cfg.follow_exec)
 		strip_preload();
 	/* with --follow-exec, every process after the first was exec'd by it */
-	e = getenv("BCOZ_FOLLOWED");
-	followed = follow_exec && e && *e == '1';
-	if (follow_exec)
+	if (bcoz_cfg.follow_exec)
 		setenv("BCOZ_FOLLOWED", "1", 1);
-	e = getenv("BCOZ_END_TO_END");
-	end_to_end = e && *e == '1';
-	e = getenv("BCOZ_FIXED_SPEEDUP");
-	if (e && *e) {
-		char *end;
-		long v = strtol(e, &end, 10);
-
-		if (*end || v < 0 || v > 100) {
-			bcoz_msg("error: fixed speedup '%s' is not an integer in 0..100\n", e);
-			bcoz_real_exit(2);
-		}
-		fixed_speedup = v;
-	}
-	e = getenv("BCOZ_EXPERIMENTS");
-	if (e && *e) {
-		char *end;
-		long long v = strtoll(e, &end, 10);
-
-		if (*end || v < 1 || v > 1000000) {
-			bcoz_msg("error: --experiments '%s': want a count from 1 to 1000000\n", e);
-			bcoz_real_exit(2);
-		}
-		end_after = v;
-	}
-	e = getenv("BCOZ_SPEEDUPS");
-	if (e && *e && fixed_speedup < 0) {
-		char *dup = strdup(e), *tok, *save, *end;
-
-		for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			long v = strtol(tok, &end, 10);
-
-			if (*end || v < 0 || v > 100 || nspeedups > BCOZ_SPEEDUP_STEPS) {
-				bcoz_msg("error: --speedups '%s': want up to 21 integers 0..100\n", e);
-				bcoz_real_exit(2);
-			}
-			speedup_list[nspeedups++] = v;
-		}
-		free(dup);
-	}
-	e = getenv("BCOZ_BLOCKED_SCOPE");
-	if (e && *e) {
-		switch (*e) {
-		case 'i':
-			scope_class = BCOZ_MISC_IO;
-			scope_name = "IO";
-			break;
-		case 's':
-			scope_class = BCOZ_MISC_SCHED;
-			scope_name = "SCHEDULING";
-			spin_pauses = !getenv("BCOZ_SLEEP_PAUSES");
-			break;
-		case 'b':
-			scope_class = BCOZ_MISC_OTHER;
-			scope_name = "OTHER";
-			break;
-		case 'l':
-			bcoz_msg("error: --blocked-scope l is refused: lock waiting cannot be sped up "
-				 "by itself; speed up the critical section (its lines) instead\n");
-			bcoz_real_exit(2);
-		default:
-			bcoz_msg("error: --blocked-scope '%s': use i (I/O), s (scheduling) or b "
-				 "(other blocking)\n", e);
-			bcoz_real_exit(2);
-		}
-	}
+	nspeedups = bcoz_cfg.nspeedups;
+	memcpy(speedup_list, bcoz_cfg.speedups, sizeof(speedup_list));
+	spin_pauses = bcoz_cfg.scope == BCOZ_SCHED && !bcoz_cfg.sleep_pauses;
 	if (sampler_probe())
 		bcoz_real_exit(1);
-	if (linemap_init(followed)) {
-		if (!followed)
+	if (linemap_init(bcoz_cfg.followed)) {
+		if (!bcoz_cfg.followed)
 			bcoz_real_exit(1);
 		/* a tool the program runs (sh, cp, ...): run it, unprofiled */
-		if (bcoz_verbose)
+		if (bcoz_cfg.verbose)
 			bcoz_msg("note: %s (exec'd, --follow-exec) has no line information in "
 				 "scope; it runs unprofiled\n", program_invocation_name);
 		return;
 	}
-	/*
-	 * Callers in code without frame pointers are found on a deeper stack
-	 * copy (stack_holds()); BCOZ_STACK_BYTES sets its size (0 turns the
-	 * copy off).  Threads start sampling after this point.
-	 */
-	e = getenv("BCOZ_STACK_BYTES");
-	if (e && *e) {
-		char *endp;
-		long v = strtol(e, &endp, 10);
-
-		if (*endp || v < 0 || v > BCOZ_STACK_BYTES_MAX || (v && v < 8)) {
-			bcoz_msg("error: BCOZ_STACK_BYTES=%s: give 0 (no stack copy) or 8 to %d "
-				 "bytes\n", e, BCOZ_STACK_BYTES_MAX);
-			bcoz_real_exit(2);
-		}
-		sampler_set_stack_bytes((unsigned int)v & ~7u);
-	} else if (linemap_function_objects()) {
-		sampler_set_stack_bytes(BCOZ_STACK_BYTES_FN);
-	}
-	/* tuning knobs, for experiments with the method */
-	e = getenv("BCOZ_TIMER_US");
-	if (e && atoi(e) >= 100 && atoi(e) <= 100000)
-		timer_ns = atoi(e) * 1000ULL;
-	e = getenv("BCOZ_PAUSE_TICKS");
-	if (e && atoi(e) >= 1 && atoi(e) <= 100)
-		pause_ticks = atoi(e);
-	e = getenv("BCOZ_CREDIT_MEASURED");
-	if (e && *e == '1')
-		credit_measured = 1;
-	e = getenv("BCOZ_PAUSE_SPIN_MAX_US");
-	if (e && atoi(e) >= 0 && atoi(e) <= 100000)
-		pause_spin_max_ns = atoi(e) * 1000ULL;
-	e = getenv("BCOZ_MIN_PAUSE_US");
-	if (e && atoi(e) >= 0 && atoi(e) <= 100000)
-		min_pause_ns = atoi(e) * 1000ULL;
-	e = getenv("BCOZ_NO_RUNQ");
-	runq_enabled = !bcoz_blocked_supported && !(e && *e == '1');
-	e = getenv("BCOZ_FIXED_LINE");
-	e2 = getenv("BCOZ_FIXED_FUNCTION");
-	if (e && *e && e2 && *e2) {
-		bcoz_msg("error: --fixed-line and --fixed-function both choose what to speed up; "
-			 "use one of them\n");
-		bcoz_real_exit(2);
-	}
-	if ((e && *e) || (e2 && *e2)) {
-		if (scope_class) {
-			bcoz_msg("error: --fixed-%s and --blocked-scope select different things; "
-				 "use one of them\n", e && *e ? "line" : "function");
-			bcoz_real_exit(2);
-		}
-		if (e && *e)
-			fixed_line = linemap_find(e, why, sizeof(why));
-		else
-			fixed_line = linemap_find_function(e2, why, sizeof(why));
-		if (fixed_line < 0) {
-			bcoz_msg("error: --fixed-%s %s: %s\n", e && *e ? "line" : "function",
-				 e && *e ? e : e2, why);
-			bcoz_real_exit(1);
-		}
-	}
-	out_fd = open(outp && *outp ? outp : "profile.coz",
-		      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	set_stack_bytes();
+	runq_enabled = !bcoz_blocked_supported && !bcoz_cfg.no_runq;
+	resolve_fixed();
+	out_fd = open(bcoz_cfg.output, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (out_fd < 0) {
-		bcoz_msg("error: cannot open the profile %s: %s\n", outp && *outp ? outp :
-			 "profile.coz", strerror(errno));
+		bcoz_msg("error: cannot open the profile %s: %s\n", bcoz_cfg.output,
+			 strerror(errno));
 		bcoz_real_exit(1);
 	}
 	memset(&sa, 0, sizeof(sa));
@@ -1396,7 +1290,7 @@ __attribute__((constructor)) static void bcoz_init(void)
 		bcoz_real_exit(1);
 	}
 	startup_cost_ns = bcoz_now() - start_ns;
-	if (bcoz_verbose)
+	if (bcoz_cfg.verbose)
 		bcoz_msg("started: %d lines in scope, blocked samples %s, kernel callchains %s, "
 			 "startup %.1f ms\n", linemap_nlines(),
 			 bcoz_blocked_supported ? "on" : "off",
@@ -1407,7 +1301,7 @@ __attribute__((constructor)) static void bcoz_init(void)
 static void write_stats(void)
 {
 	static _Atomic int written;
-	const char *stats = getenv("BCOZ_STATS");
+	const char *stats = bcoz_cfg.stats;
 	char buf[512];
 	int fd, n, expect = 0;
 
@@ -1424,14 +1318,28 @@ static void write_stats(void)
 		     (unsigned long long)atomic_load(&total_overslept_ns),
 		     (unsigned long long)nexperiments,
 		     (unsigned long long)atomic_load(&total_samples),
-		     (unsigned long long)atomic_load(&blocked_samples_seen),
-		     (unsigned long long)atomic_load(&lock_samples),
+		     (unsigned long long)(atomic_load(&total_samples) -
+					  atomic_load(&class_samples[BCOZ_ONCPU])),
+		     (unsigned long long)atomic_load(&class_samples[BCOZ_LOCK]),
 		     atomic_load(&bcoz_unsampled_threads));
 	fd = open(stats, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0 || syscall(SYS_write, fd, buf, n) < 0)
 		bcoz_msg("warning: cannot write %s\n", stats);
 	if (fd >= 0)
 		close(fd);
+}
+
+/* -v: weighted samples per class, by perf's class names */
+static void print_classes(void)
+{
+	char buf[256];
+	size_t n = 0;
+
+	for (int c = 0; c < BCOZ_CLASS_NR && n < sizeof(buf); c++)
+		n += snprintf(buf + n, sizeof(buf) - n, "%s%s %llu", c ? ", " : "",
+			      bcoz_class_name(c),
+			      (unsigned long long)atomic_load(&class_samples[c]));
+	bcoz_msg("samples by class: %s\n", buf);
 }
 
 void bcoz_shutdown(void)
@@ -1450,6 +1358,8 @@ void bcoz_shutdown(void)
 		bcoz_thread_end(t);
 	bcoz_active = 0;
 	diagnose();
+	if (bcoz_cfg.verbose)
+		print_classes();
 	if (atomic_load(&total_lost))
 		bcoz_msg("warning: %llu sample records were lost (ring buffer full)\n",
 			 (unsigned long long)atomic_load(&total_lost));

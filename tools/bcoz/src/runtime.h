@@ -3,6 +3,8 @@
  * bcoz runtime: shared declarations.
  *
  * The runtime is preloaded into the profiled program.  It is split into
+ *   config.c    - the BCOZ_* settings, read and checked once at start-up, and
+ *                 the blocked-sample classes (perf's names)
  *   linemap.c   - address -> source line map built from DWARF line tables (libdw)
  *   sampler.c   - one perf task-clock event per thread (blocked samples when the
  *                 kernel has them), ring-buffer draining and sample decoding
@@ -43,6 +45,58 @@
 #define BCOZ_MISC_SCHED		0x0020
 #define BCOZ_MISC_LOCK		0x0040
 #define BCOZ_MISC_MASK		0x0078
+
+/*
+ * The class of a sample: on-CPU or one blocked subclass.  Same order and
+ * names as perf's (tools/perf/util/blocked.c: "on-cpu", "io", ...).
+ */
+enum bcoz_class {
+	BCOZ_ONCPU,
+	BCOZ_IO,
+	BCOZ_LOCK,
+	BCOZ_SCHED,
+	BCOZ_OTHER,
+	BCOZ_CLASS_NR,
+};
+
+int bcoz_class_of(uint16_t misc);		/* enum bcoz_class, -1: bad bits */
+const char *bcoz_class_name(int cls);		/* perf's name */
+const char *bcoz_class_label(int cls);		/* selected= of a subclass experiment */
+int bcoz_class_parse(const char *s);		/* name or --blocked-scope letter; -1 */
+
+/* ---- settings: every BCOZ_* variable, read once by bcoz_config_load() ---- */
+struct bcoz_config {
+	int disable;			/* BCOZ_DISABLE */
+	int verbose;			/* BCOZ_VERBOSE */
+	const char *output;		/* BCOZ_OUTPUT (profile.coz) */
+	const char *stats;		/* BCOZ_STATS, NULL: none */
+	int follow_exec;		/* BCOZ_FOLLOW_EXEC */
+	int followed;			/* BCOZ_FOLLOWED: exec'd under follow_exec */
+	int end_to_end;			/* BCOZ_END_TO_END */
+	int fixed_speedup;		/* BCOZ_FIXED_SPEEDUP, -1: none */
+	uint64_t experiments;		/* BCOZ_EXPERIMENTS, 0: no limit */
+	int speedups[BCOZ_SPEEDUP_STEPS + 1];	/* BCOZ_SPEEDUPS */
+	int nspeedups;
+	int scope;			/* BCOZ_BLOCKED_SCOPE, BCOZ_ONCPU: none */
+	int sleep_pauses;		/* BCOZ_SLEEP_PAUSES */
+	int stack_bytes;		/* BCOZ_STACK_BYTES, -1: default */
+	uint64_t timer_ns;		/* BCOZ_TIMER_US */
+	unsigned int pause_ticks;	/* BCOZ_PAUSE_TICKS */
+	uint64_t min_pause_ns;		/* BCOZ_MIN_PAUSE_US */
+	uint64_t pause_spin_max_ns;	/* BCOZ_PAUSE_SPIN_MAX_US */
+	int credit_measured;		/* BCOZ_CREDIT_MEASURED */
+	int no_runq;			/* BCOZ_NO_RUNQ */
+	int no_blocked;			/* BCOZ_NO_BLOCKED */
+	int warned_blocked;		/* BCOZ_WARNED_BLOCKED: the note was printed */
+	const char *fixed_line;		/* BCOZ_FIXED_LINE, NULL: none */
+	const char *fixed_function;	/* BCOZ_FIXED_FUNCTION, NULL: none */
+	const char *bin_scope;		/* BCOZ_BIN_SCOPE (MAIN) */
+	const char *src_scope;		/* BCOZ_SRC_SCOPE, NULL: all */
+	int by_function;		/* BCOZ_GRANULARITY=function */
+};
+
+extern struct bcoz_config bcoz_cfg;
+int bcoz_config_load(void);	/* 0, or -1 with one error message printed */
 
 /* ---- line map ---- */
 struct bcoz_line {
@@ -145,7 +199,6 @@ extern int bcoz_stand_in[];	/* a vfork child of the profiled process */
 /* ---- util ---- */
 uint64_t bcoz_now(void);		/* CLOCK_MONOTONIC ns */
 void bcoz_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-extern int bcoz_verbose;
 
 /* real functions used by the runtime itself */
 int bcoz_real_create(unsigned long *thr, void *(*fn)(void *), void *arg);

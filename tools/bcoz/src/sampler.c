@@ -161,7 +161,7 @@ static int blocked_sample_seen(void)
 			if (h.size < sizeof(h))
 				break;
 			if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 8 &&
-			    (h.misc & BCOZ_MISC_MASK) && tail % size + sizeof(h) + 8 <= size) {
+			    bcoz_class_of(h.misc) != BCOZ_ONCPU && tail % size + sizeof(h) + 8 <= size) {
 				memcpy(&w, data + tail % size + sizeof(h), 8);
 				if (w >= 1)
 					seen = 1;
@@ -179,7 +179,6 @@ int sampler_probe(void)
 {
 	struct perf_event_attr a;
 	int fd, err;
-	const char *force = getenv("BCOZ_NO_BLOCKED");
 	const char *not_blocked = NULL;
 
 	page_size = sysconf(_SC_PAGESIZE);
@@ -210,14 +209,14 @@ int sampler_probe(void)
 	if (fd >= 0) {
 		bcoz_kernel_callchains = 1;
 		close(fd);
-	} else if (bcoz_verbose) {
+	} else if (bcoz_cfg.verbose) {
 		bcoz_msg("note: kernel samples not permitted (%s); user callchains only "
 			 "(sudo sysctl kernel.perf_event_paranoid=1 enables them)\n", strerror(errno));
 	}
 	/* 3. blocked samples */
 	make_attr(&a, 1, bcoz_kernel_callchains);
-	fd = force && *force == '1' ? (errno = EINVAL, -1) : perf_open(&a);
-	if (fd < 0 && errno == EINVAL && !(force && *force == '1')) {
+	fd = bcoz_cfg.no_blocked ? (errno = EINVAL, -1) : perf_open(&a);
+	if (fd < 0 && errno == EINVAL && !bcoz_cfg.no_blocked) {
 		/* a kernel might refuse the stack copy on blocked events: do without */
 		use_stack = 0;
 		make_attr(&a, 1, bcoz_kernel_callchains);
@@ -246,7 +245,7 @@ int sampler_probe(void)
 		err = errno;
 		if (!not_blocked)
 			not_blocked = strerror(err);
-		if (getenv("BCOZ_BLOCKED_SCOPE") && *getenv("BCOZ_BLOCKED_SCOPE")) {
+		if (bcoz_cfg.scope != BCOZ_ONCPU) {
 			bcoz_msg("error: --blocked-scope needs blocked samples, but this kernel "
 				 "has none (perf_event_attr.blocked: %s). Fix: boot a kernel with "
 				 "the blocked-samples patches and CONFIG_PERF_BLOCKED_SAMPLES=y, or "
@@ -254,7 +253,7 @@ int sampler_probe(void)
 			return -1;
 		}
 		/* say it once per bcoz run, not once per process */
-		if (!getenv("BCOZ_WARNED_BLOCKED")) {
+		if (!bcoz_cfg.warned_blocked) {
 			bcoz_msg("note: this kernel has no blocked samples (perf_event_attr.blocked: "
 				 "%s); profiling on-CPU time only. Off-CPU profiling needs a kernel "
 				 "with CONFIG_PERF_BLOCKED_SAMPLES=y\n", not_blocked);

@@ -12,18 +12,24 @@ experiments, never at whether the value passes, so it does not bias the
 check; the tolerance then stands for more than three standard errors.
 
 The standard error is a bootstrap over experiments, resampled within each
-speedup level, through bcoz's own analysis (bcoz.analyse), so it is the
+speedup level, through bcoz's own analysis (bcozlib.analysis), so it is the
 error of exactly the number the test checks.
 """
+import os
 import random
 import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bcozlib import analysis  # noqa: E402
+from bcozlib import profile as cozprofile  # noqa: E402
 
 
 def matches(selected, sel):
     return selected == sel or selected.endswith(sel)
 
 
-def standard_error(B, exps, sel, level, reps=300, seed=1):
+def standard_error(exps, sel, level, reps=300, seed=1):
     """Bootstrap standard error, in points, of the predicted program speedup
     at LEVEL % for selection SEL; None if too few resamples give a value."""
     rnd = random.Random(seed)
@@ -38,7 +44,7 @@ def standard_error(B, exps, sel, level, reps=300, seed=1):
         sample = []
         for es in by_level.values():
             sample += [rnd.choice(es) for _ in es]
-        for r in B.analyse(sample):
+        for r in analysis.analyse(sample):
             if matches(r["selected"], sel) and level in r["speedups"]:
                 vals.append(r["speedups"][level])
                 break
@@ -47,17 +53,17 @@ def standard_error(B, exps, sel, level, reps=300, seed=1):
     return statistics.pstdev(vals)
 
 
-def worst_error(B, profile, sel, levels):
+def worst_error(profile, sel, levels):
     """The largest standard error over LEVELS (inf if one has no value)."""
-    exps, _, _ = B.read_profile(profile)
+    exps, _, _ = cozprofile.read_profile(profile)
     worst = 0.0
     for lv in levels:
-        se = standard_error(B, exps, sel, lv)
+        se = standard_error(exps, sel, lv)
         worst = max(worst, float("inf") if se is None else se)
     return worst, len(exps)
 
 
-def until_precise(B, profile, sel, levels, run_once, target, max_runs):
+def until_precise(profile, sel, levels, run_once, target, max_runs):
     """Call RUN_ONCE(n) (n = 1, 2, ...: it appends one run to PROFILE)
     until the largest standard error over LEVELS for SEL is at most TARGET
     points or MAX_RUNS runs were made.  Returns (standard error, runs)."""
@@ -65,7 +71,7 @@ def until_precise(B, profile, sel, levels, run_once, target, max_runs):
     while runs < max_runs and se > target:
         runs += 1
         run_once(runs)
-        se, _ = worst_error(B, profile, sel, levels)
+        se, _ = worst_error(profile, sel, levels)
     return se, runs
 
 

@@ -60,14 +60,15 @@ ACTUAL_MIN_REPS, ACTUAL_MAX_REPS = 5, 12
 NCPU = len(os.sched_getaffinity(0))
 
 sys.path.insert(0, HERE)
+sys.path.insert(0, SRC)
+from bcozlib import analysis, report  # noqa: E402
+from bcozlib import profile as cozprofile  # noqa: E402
 import precision  # noqa: E402
 import truth  # noqa: E402
 import unit_tests  # noqa: E402
 from tap import Tap  # noqa: E402
 
-unit_tests.B = unit_tests.load_bcoz(os.path.join(SRC, "bcoz"))
 truth.R = sys.modules[__name__]
-B = unit_tests.B
 
 TMP = tempfile.mkdtemp(prefix="bcoz-test-")
 
@@ -139,8 +140,8 @@ def prof(name):
 
 
 def curve(path, line):
-    exps, _, _ = B.read_profile(path)
-    for r in B.analyse(exps):
+    exps, _, _ = cozprofile.read_profile(path)
+    for r in analysis.analyse(exps):
         if r["selected"].endswith(line):
             return r["speedups"]
     raise AssertionError("no prediction for %s in %s (%d experiments)"
@@ -260,7 +261,7 @@ def precise_run(path, args, name, calib_key, experiments, sel, levels, extra=())
         first.setdefault("out", out)
         first["t"] = first.get("t", 0.0) + dt
 
-    se, runs = precision.until_precise(B, path, sel, levels, run_once, SE_TARGET, MAX_RUNS)
+    se, runs = precision.until_precise(path, sel, levels, run_once, SE_TARGET, MAX_RUNS)
     return first["out"], calibration(first["out"], calib_key), se, runs, first["t"]
 
 
@@ -349,7 +350,7 @@ def t_toy_function_a():
                                                "--speedups", "0,25,50,75"],
                                            exe, "b_iterations", 48, "loop_a", (25, 50, 75))
     c = curve(p, "loop_a")
-    exps, _, _ = B.read_profile(p)
+    exps, _, _ = cozprofile.read_profile(p)
     assert {e["selected"] for e in exps} == {"loop_a"}, {e["selected"] for e in exps}
     return check_toy_a(c, out, exe, iters, se, runs, dt)
 
@@ -397,7 +398,7 @@ def t_function_granularity():
     assert rc == 0, err
     assert err.count("no line tables in %s: profiling by function" % exe) == 1, err
     assert err.count("profiling by function") == 1, err
-    _, samples, _ = B.read_profile(p)
+    _, samples, _ = cozprofile.read_profile(p)
     assert "loop_a" in samples and "loop_b" in samples, samples
     msgs.append("notice once")
     # forced, with debug info: functions, no notice
@@ -405,7 +406,7 @@ def t_function_granularity():
     rc, out, err, _ = run(["-o", p, "--granularity", "function", "--fixed-function", "loop_b"],
                           [prog("toy"), "0", "0"], experiments=2)
     assert rc == 0 and "profiling by function" not in err, err
-    exps, samples, _ = B.read_profile(p)
+    exps, samples, _ = cozprofile.read_profile(p)
     assert [e["selected"] for e in exps] == ["loop_b"] * 2, exps
     assert "loop_a" in samples and not any(":" in k for k in samples), samples
     msgs.append("--granularity function")
@@ -423,7 +424,7 @@ def t_function_granularity():
     rc, out, err, _ = run(["-o", p, "--fixed-function", "loop_a"], [dyn, "0", "0"],
                           experiments=2)
     assert rc == 0 and "from .dynsym" in err, err
-    exps, _, _ = B.read_profile(p)
+    exps, _, _ = cozprofile.read_profile(p)
     assert [e["selected"] for e in exps] == ["loop_a"] * 2, exps
     msgs.append(".dynsym only")
     cxx = shutil.which("g++")
@@ -444,7 +445,7 @@ def t_function_granularity():
     assert rep.returncode == 0 and want in rep.stdout, rep.stdout + rep.stderr
     rc, out, err, _ = run(["-o", prof("fg5.coz"), "--fixed-function", "work::spin"], [cexe],
                           experiments=1)
-    exps, _, _ = B.read_profile(os.path.join(TMP, "fg5.coz"))
+    exps, _, _ = cozprofile.read_profile(os.path.join(TMP, "fg5.coz"))
     assert rc == 0 and [e["selected"] for e in exps] == [want], (exps, err)
     msgs.append("C++: %s" % want)
     # template instances: the return type before the name is skipped; two
@@ -454,7 +455,7 @@ def t_function_granularity():
     assert rc != 0 and "names 2 functions" in err, err
     rc, out, err, _ = run(["-o", prof("fg7.coz"), "--fixed-function", "work::twice<long>"],
                           [cexe], experiments=1)
-    exps, _, _ = B.read_profile(os.path.join(TMP, "fg7.coz"))
+    exps, _, _ = cozprofile.read_profile(os.path.join(TMP, "fg7.coz"))
     assert rc == 0 and [e["selected"] for e in exps] == \
         ["long work::twice<long>(work::Acc<long>&, long)"], (exps, err)
     msgs.append("template instance")
@@ -467,7 +468,7 @@ def t_function_granularity():
     p = prof("fg8.coz")
     rc, out, err, _ = run(["-o", p, "--fixed-function", "work::outer", "--fixed-speedup", "0"],
                           [nofp], experiments=2)
-    exps, samples, _ = B.read_profile(p)
+    exps, samples, _ = cozprofile.read_profile(p)
     sel = sum(e["selected_samples"] for e in exps)
     spin = sum(v for k, v in samples.items() if k.startswith("work::spin"))
     info = "caller without frame pointers: %d selected samples, spin %d in all" % (sel, spin)
@@ -566,7 +567,7 @@ def t_auto_selection():
     rc, out, err, dt = run(["-o", p], [prog("toy"), "0", "0"], experiments=30)
     assert rc == 0, err
     a, b, _ = toy_truth(out)
-    exps, samples, _ = B.read_profile(p)
+    exps, samples, _ = cozprofile.read_profile(p)
     la, lb = marker_line("toy.c", "LOOP_A"), marker_line("toy.c", "LOOP_B")
     na = sum(1 for e in exps if e["selected"].endswith(la))
     nb = sum(1 for e in exps if e["selected"].endswith(lb))
@@ -600,7 +601,7 @@ def t_end_to_end():
         assert rc == 0, err
         a, b, _ = toy_truth(out)
         ta, tb = ta + a, tb + b
-    exps, _, runs = B.read_profile(p)
+    exps, _, runs = cozprofile.read_profile(p)
     assert runs == len(levels) and len(exps) == len(levels), (runs, len(exps))
     assert all(e["points"][0]["name"] == "end-to-end" for e in exps)
     c = curve(p, line)
@@ -613,7 +614,7 @@ def t_latency_points():
     p = prof("lat.coz")
     rc, out, err, dt = run(["-o", p], [prog("latency"), "0"], experiments=3)
     assert rc == 0, err
-    exps, _, _ = B.read_profile(p)
+    exps, _, _ = cozprofile.read_profile(p)
     assert len(exps) == 3, (len(exps), err)
     lat = [q for e in exps for q in e["points"] if q["kind"] == "latency"]
     assert lat and all(q["name"] == "request" for q in lat), lat[:3]
@@ -636,7 +637,7 @@ def t_pthread_exit_main():
     p = prof("pexit.coz")
     rc, out, err, dt = run(["-o", p], [prog("latency"), "0", "pthread_exit"], experiments=2)
     assert rc == 0, (rc, err)
-    exps, _, _ = B.read_profile(p)
+    exps, _, _ = cozprofile.read_profile(p)
     assert len(exps) == 2, (len(exps), err)
     with open(p) as f:
         assert "runtime\t" in f.read()
@@ -667,7 +668,7 @@ def t_experiments_option():
     rc, out, err, dt = run(["-o", p, "--fixed-line", line, "--speedups", "0,50"],
                            [prog("toy"), "0", "0"], experiments=4)
     assert rc == 0 and "rounds done" in out and "4 experiments done" in err, (rc, out, err)
-    exps, _, _ = B.read_profile(p)
+    exps, _, _ = cozprofile.read_profile(p)
     assert len(exps) == 4 and sorted(e["speedup"] for e in exps) == [0, 0, 50, 50], exps
     # a program that does not handle SIGTERM dies of it; the profile is complete
     p2 = prof("nexp2.coz")
@@ -675,7 +676,7 @@ def t_experiments_option():
                            [prog("toy"), "0", "0"], experiments=2,
                            env={"TEST_DEFAULT_SIGTERM": "1"})
     assert rc == -signal.SIGTERM, (rc, err)
-    exps, _, _ = B.read_profile(p2)
+    exps, _, _ = cozprofile.read_profile(p2)
     assert len(exps) == 2, exps
     with open(p2) as f:
         assert "runtime\t" in f.read()
@@ -685,7 +686,7 @@ def t_experiments_option():
                            experiments=1000)
     assert rc == 0 and "of the 1000 experiments asked for" in err, (rc, err)
     rc, out, err, _ = run(["-o", prof("x.coz"), "--experiments", "0"], [prog("toy"), "1"])
-    assert rc == 2 and "--experiments wants a count" in err, err
+    assert rc == 2 and "BCOZ_EXPERIMENTS=0 (--experiments): expected a count" in err, err
     rc, out, err, _ = run(["-o", prof("x.coz"), "--end-to-end", "--experiments", "3"],
                           [prog("toy"), "1"])
     assert rc == 2 and "use one of them" in err, err
@@ -725,6 +726,84 @@ def t_errors():
     assert p.returncode == 1 and "bad.coz:2" in p.stderr and "Traceback" not in p.stderr, p.stderr
     msgs.append("garbled profile")
     return ", ".join(msgs)
+
+
+# (environment, what the one error line must hold besides the variable and value)
+BAD_SETTINGS = [
+    ({"BCOZ_SPEEDUPS": "abc"}, "(--speedups): expected a comma-separated list"),
+    ({"BCOZ_SPEEDUPS": "0,101"}, "percentages 0-100, e.g. 0,25,50"),
+    ({"BCOZ_FIXED_SPEEDUP": "x5"}, "expected an integer percentage 0-100"),
+    ({"BCOZ_EXPERIMENTS": "-3"}, "expected a count from 1 to 1000000"),
+    ({"BCOZ_BLOCKED_SCOPE": "q"}, "expected i or io (I/O), s or sched"),
+    ({"BCOZ_BLOCKED_SCOPE": "lock"}, "speed up the critical section's lines instead"),
+    ({"BCOZ_GRANULARITY": "file"}, "line (the default"),
+    ({"BCOZ_FIXED_LINE": "toy.c"}, "expected FILE:LINE, e.g. toy.c:42"),
+    ({"BCOZ_STACK_BYTES": "4"}, "expected 0 (no stack copy) or 8 to 2048 bytes"),
+    ({"BCOZ_TIMER_US": "10"}, "100-100000 (default 10000)"),
+    ({"BCOZ_PAUSE_TICKS": "0"}, "a tick count 1-100"),
+    ({"BCOZ_VERBOSE": "yes"}, "expected 0 or 1"),
+]
+
+
+def one_error_line(err, *want):
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bcoz: error: ") and \
+        all(w in lines[0] for w in want), (want, err)
+
+
+def t_settings_errors():
+    """A bad BCOZ_* value, set directly or through a bcoz run option: one
+    error line from the runtime naming the variable, the value and the
+    accepted form, exit status 2, and the program does not run.  A bad
+    command line: one line naming the problem and where the options are."""
+    lib = os.path.join(BUILD, "libbcoz.so")
+    for env, want in BAD_SETTINGS:
+        e = dict(os.environ, LD_PRELOAD=lib, **env)
+        p = subprocess.run([prog("toy"), "1", "1000"], capture_output=True, text=True,
+                           timeout=30, env=e)
+        (var, val), = env.items()
+        assert p.returncode == 2 and "rounds done" not in p.stdout, (env, p.returncode, p.stdout)
+        one_error_line(p.stderr, "%s=%s" % (var, val), want)
+    rc, out, err, _ = run(["--speedups", "0,abc"], [prog("toy"), "1"], timeout=30)
+    assert rc == 2, (rc, err)
+    one_error_line(err, "BCOZ_SPEEDUPS=0,abc (--speedups)", "e.g. 0,25,50")
+    rc, out, err, _ = run(["--fixed-line", "toy.c:3", "--blocked-scope", "i"], [prog("toy"), "1"],
+                          timeout=30)
+    assert rc == 2, (rc, err)
+    one_error_line(err, "(--fixed-line, --blocked-scope)", "use one of them")
+    rc, out, err, _ = run(["--speedup", "50"], [prog("toy"), "1"], timeout=30)
+    assert rc == 2, (rc, err)
+    one_error_line(err, "unrecognized arguments: --speedup", "bcoz run --help")
+    rc, out, err, _ = run(["--experiments"], [prog("toy"), "1"], timeout=30)
+    assert rc == 2, (rc, err)
+    one_error_line(err, "--experiments: expected one argument", "bcoz run --help")
+    p = subprocess.run([BCOZ, "run", "-o", prof("x.coz"), prog("toy")], capture_output=True,
+                       text=True, timeout=30)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    one_error_line(p.stderr, "missing '---'", "bcoz run [OPTIONS] --- ./app args")
+    return "%d bad BCOZ_* values, 2 bad option values, 3 bad command lines: one line each" \
+        % len(BAD_SETTINGS)
+
+
+def t_class_names():
+    """The runtime names sample classes as perf and bcozlib do: bcoz run -v
+    counts samples by class, and every --blocked-scope form in bcozlib's table
+    is one the runtime takes."""
+    from bcozlib import classes
+    p = prof("classes.coz")
+    rc, out, err, _ = run(["-o", p, "-v"], [prog("toy"), "0", "0"], experiments=1)
+    m = re.search(r"samples by class: (.*)", err)
+    assert rc == 0 and m, err
+    counts = [kv.rsplit(" ", 1) for kv in m.group(1).split(", ")]
+    assert tuple(n for n, _ in counts) == classes.NAMES, (counts, classes.NAMES)
+    assert int(counts[0][1]) > 0, counts
+    # BCOZ_NO_BLOCKED=1: a valid scope gets as far as the kernel check
+    for name, letter, _ in classes.SCOPES:
+        for form in (name, letter):
+            rc, out, err, _ = run(["-o", prof("x.coz"), "--blocked-scope", form],
+                                  [prog("toy"), "1"], timeout=30, env={"BCOZ_NO_BLOCKED": "1"})
+            assert rc != 0 and "needs blocked samples" in err, (form, err)
+    return "%s; --blocked-scope takes %s" % (m.group(1), classes.scope_forms())
 
 
 def t_stock_kernel_note():
@@ -790,7 +869,7 @@ def t_vfork_exec():
     p = prof("vfork.coz")
     rc, out, err, dt = run(["-o", p], [prog("robust"), "vfork"], experiments=2, timeout=60)
     assert rc == 0 and "vfork child status 0" in out, (rc, out, err)
-    exps, _, _ = B.read_profile(p)
+    exps, _, _ = cozprofile.read_profile(p)
     assert len(exps) == 2, (len(exps), err)
     assert "exec failed" not in err and "before the first experiment" not in err, err
     return "2 experiments after the vfork child's exec (%.1fs)" % dt
@@ -1117,6 +1196,8 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("fork and exec", t_fork_and_exec),
     ("--experiments", t_experiments_option),
     ("error messages", t_errors),
+    ("bad settings and options: one line each", t_settings_errors),
+    ("class names: runtime, perf and bcozlib", t_class_names),
     ("stock kernel note", t_stock_kernel_note),
     ("program without bcoz", t_without_bcoz),
     ("plot html", t_plot_html),

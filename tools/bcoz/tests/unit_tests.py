@@ -6,20 +6,13 @@ Each test_* function raises AssertionError on failure.  Imported by run_tests.py
 import io
 import os
 import random
+import sys
 import tempfile
 
-
-def load_bcoz(path):
-    import importlib.machinery
-    import importlib.util
-    loader = importlib.machinery.SourceFileLoader("bcoz_mod", path)
-    spec = importlib.util.spec_from_loader("bcoz_mod", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
-B = None  # set by run_tests.py
+# bcozlib from the source tree, next to this directory
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bcozlib import analysis, report  # noqa: E402
+from bcozlib import profile as cozprofile  # noqa: E402
 
 
 def exp(sel, sp, dur, points, samples=0):
@@ -43,9 +36,9 @@ def test_throughput_math():
     text += exp("a.c:1", 0.5, 800, [("t", "p", 10)])
     text += exp("a.c:1", 0.25, 450, [("t", "p", 5)])
     text += exp("a.c:1", 0.25, 450, [("t", "p", 5)])   # aggregated: 900 / 10
-    exps, _, runs = B.parse_profile(text)
+    exps, _, runs = cozprofile.parse_profile(text)
     assert runs == 1 and len(exps) == 4
-    r = B.analyse(exps)
+    r = analysis.analyse(exps)
     assert len(r) == 1, r
     sp = r[0]["speedups"]
     # period(0)=100, period(25)=90, period(50)=80
@@ -61,9 +54,9 @@ def test_appended_runs_aggregate():
         text += exp("x.c:9", 1.0, 500, [("t", "p", 10)])
         text += "runtime\ttime=5\nsamples\tlocation=x.c:9\tcount=3\n"
         text += "runtime\ttime=9\nsamples\tlocation=x.c:9\tcount=7\n"   # cumulative
-    exps, samples, runs = B.parse_profile(text)
+    exps, samples, runs = cozprofile.parse_profile(text)
     assert runs == 3 and samples["x.c:9"] == 21
-    sp = B.analyse(exps)[0]["speedups"]
+    sp = analysis.analyse(exps)[0]["speedups"]
     # baseline period = 3300 / 30 = 110, at 100 %: 1500 / 30 = 50
     assert near(sp[100], (110 - 50) / 110 * 100), sp
 
@@ -72,7 +65,7 @@ def test_baseline_fallback_and_min_delta():
     text = exp("y.c:2", 0.10, 1000, [("t", "p", 10)])
     text += exp("y.c:2", 0.30, 900, [("t", "p", 10)])
     text += exp("y.c:2", 0.60, 100, [("t", "p", 3)])    # < MIN_DELTA visits: dropped
-    sp = B.analyse(B.parse_profile(text)[0])[0]["speedups"]
+    sp = analysis.analyse(cozprofile.parse_profile(text)[0])[0]["speedups"]
     assert sorted(sp) == [10, 30], sp
     assert near(sp[10], 0.0) and near(sp[30], 10.0), sp
 
@@ -83,13 +76,13 @@ def test_latency_math_sign():
     # and bcoz must report +50 (COZ's viewer negates this).
     text = exp("z.c:3", 0.0, 1000, [("l", "req", 10, 10, 2)])
     text += exp("z.c:3", 0.5, 1000, [("l", "req", 10, 10, 1)])
-    r = B.analyse(B.parse_profile(text)[0])
+    r = analysis.analyse(cozprofile.parse_profile(text)[0])
     assert len(r) == 1 and r[0]["kind"] == "latency", r
     assert near(r[0]["speedups"][50], 50.0), r[0]["speedups"]
     # more in flight at the same arrival rate = slower = negative
     text = exp("z.c:3", 0.0, 1000, [("l", "req", 10, 10, 2)])
     text += exp("z.c:3", 0.5, 1000, [("l", "req", 10, 10, 3)])
-    r = B.analyse(B.parse_profile(text)[0])
+    r = analysis.analyse(cozprofile.parse_profile(text)[0])
     assert near(r[0]["speedups"][50], -50.0), r[0]["speedups"]
 
 
@@ -98,7 +91,7 @@ def test_latency_and_throughput_agree():
     text = ""
     for sp, dur in ((0.0, 1000), (0.4, 700)):
         text += exp("w.c:1", sp, dur, [("t", "done", 20), ("l", "txn", 20, 20, 1)])
-    r = {x["kind"]: x["speedups"][40] for x in B.analyse(B.parse_profile(text)[0])}
+    r = {x["kind"]: x["speedups"][40] for x in analysis.analyse(cozprofile.parse_profile(text)[0])}
     assert near(r["throughput"], 30.0) and near(r["latency"], 30.0), r
 
 
@@ -106,7 +99,7 @@ def test_end_to_end_point():
     text = ""
     for sp, dur in ((0.0, 1000), (0.0, 1100), (0.5, 800), (0.5, 700)):
         text += exp("e.c:5", sp, dur, [("t", "end-to-end", 1)])
-    sp = B.analyse(B.parse_profile(text)[0])[0]["speedups"]
+    sp = analysis.analyse(cozprofile.parse_profile(text)[0])[0]["speedups"]
     # baseline 2100/2 = 1050; 50 %: 750 -> +28.57 %
     assert near(sp[50], (1050 - 750) / 1050 * 100), sp
 
@@ -117,8 +110,8 @@ def test_subclass_selected_and_legacy_records():
     text += "progress-point\tname=p\ttype=source\tdelta=10\n"   # 2015 COZ variant
     text += exp("IO", 1.0, 600, [("t", "p", 10)])
     text += "shutdown\ttime=9\tsamples=3\n"
-    exps, _, _ = B.parse_profile(text)
-    r = B.analyse(exps)
+    exps, _, _ = cozprofile.parse_profile(text)
+    r = analysis.analyse(exps)
     assert r[0]["selected"] == "IO"
     # first experiment carries two throughput records for p: 2000 / 20 = 100 per visit
     assert near(r[0]["speedups"][100], 40.0), r
@@ -126,11 +119,11 @@ def test_subclass_selected_and_legacy_records():
 
 def test_fit_and_slope():
     pts = {0: 0.0, 20: 10.0, 40: 20.0, 60: 30.0, 80: 40.0}
-    fit = B.local_fit(pts)
+    fit = analysis.local_fit(pts)
     assert all(near(fit[x], pts[x], 1e-6) for x in pts), fit
-    assert near(B.slope_through_origin(pts), 0.5)
+    assert near(analysis.slope_through_origin(pts), 0.5)
     flat = {0: 0.0, 25: 25.0, 50: 50.0, 75: 50.0, 100: 50.0}
-    f = B.local_fit(flat)
+    f = analysis.local_fit(flat)
     assert 40 <= f[100] <= 60 and -5 <= f[0] <= 10, f
 
 
@@ -147,8 +140,8 @@ def test_parser_errors():
     }
     for text, why in bad.items():
         try:
-            B.parse_profile("startup\ttime=1\n" + text, "p.coz")
-        except B.ProfileError as e:
+            cozprofile.parse_profile("startup\ttime=1\n" + text, "p.coz")
+        except cozprofile.ProfileError as e:
             assert why in str(e) and "p.coz:2" in str(e), (text, str(e))
         else:
             raise AssertionError("accepted: %r" % text)
@@ -159,14 +152,14 @@ def test_parser_errors():
             with open(p, "wb") as f:
                 f.write(data)
             try:
-                B.read_profile(p)
-            except B.ProfileError as e:
+                cozprofile.read_profile(p)
+            except cozprofile.ProfileError as e:
                 assert why in str(e), str(e)
             else:
                 raise AssertionError("accepted " + name)
         try:
-            B.read_profile(os.path.join(d, "missing.coz"))
-        except B.ProfileError as e:
+            cozprofile.read_profile(os.path.join(d, "missing.coz"))
+        except cozprofile.ProfileError as e:
             assert "cannot read" in str(e)
 
 
@@ -174,13 +167,13 @@ def test_reports_render():
     text = ""
     for sp, dur in ((0.0, 1000), (0.25, 800), (0.5, 600), (0.75, 600)):
         text += exp("src/a<b>.c:7", sp, dur, [("t", "p", 10)])
-    exps, samples, runs = B.parse_profile(text + "samples\tlocation=a.c:7\tcount=3\n")
-    res = B.analyse(exps)
+    exps, samples, runs = cozprofile.parse_profile(text + "samples\tlocation=a.c:7\tcount=3\n")
+    res = analysis.analyse(exps)
     out = io.StringIO()
-    B.text_report(res, samples, runs, len(exps), out)
+    report.text_report(res, samples, runs, len(exps), out)
     t = out.getvalue()
     assert "+40.0%" in t and "src/a<b>.c:7" in t, t
-    h = B.html_report(res, samples, runs, len(exps), "x.coz")
+    h = report.html_report(res, samples, runs, len(exps), "x.coz")
     assert h.count("<svg") == 1 and "a&lt;b&gt;" in h
     # one inline script (filter, sort, tooltips), nothing loaded from anywhere
     assert h.count("<script>") == 1 and "src=" not in h and "href=" not in h
@@ -196,19 +189,19 @@ def test_truncated_last_line():
     text += exp("a.c:1", 0.5, 800, [("t", "p", 10)])
     warned = []
     for cut in ("experiment\tselected=a.c:1\tspee", "throughput-point\tname=p\tdelta=1"):
-        exps, _, _ = B.parse_profile(text + cut, "t.coz", warned.append)
+        exps, _, _ = cozprofile.parse_profile(text + cut, "t.coz", warned.append)
         assert len(exps) == 2 and exps[1]["points"][0]["delta"] == 10, exps
     assert len(warned) == 2 and all("t.coz:6" in w and "incomplete" in w for w in warned), warned
     # a complete last line is kept
-    exps, _, _ = B.parse_profile(text, "t.coz", warned.append)
+    exps, _, _ = cozprofile.parse_profile(text, "t.coz", warned.append)
     assert len(exps) == 2 and len(warned) == 2
 
 
 def test_json_profile_hint():
     for text in ('{"experiments": []}', '\n [\n{"type": "experiment"}]'):
         try:
-            B.parse_profile(text, "j.coz")
-        except B.ProfileError as e:
+            cozprofile.parse_profile(text, "j.coz")
+        except cozprofile.ProfileError as e:
             assert str(e).startswith("j.coz:") and "JSON" in str(e), str(e)
         else:
             raise AssertionError("accepted JSON")
@@ -260,12 +253,12 @@ def test_fuzz_parser(iterations=3000):
                 t = list(seg[:a] + str(rnd.choice([-1, 10**30, 1e309, "nan", ""])) + seg[a:])
         text = "".join(t)
         try:
-            exps, samples, runs = B.parse_profile(text, "fuzz.coz")
-            res = B.analyse(exps)
-            B.text_report(res, samples, runs, len(exps), io.StringIO())
-            B.html_report(res, samples, runs, len(exps), "fuzz.coz")
+            exps, samples, runs = cozprofile.parse_profile(text, "fuzz.coz")
+            res = analysis.analyse(exps)
+            report.text_report(res, samples, runs, len(exps), io.StringIO())
+            report.html_report(res, samples, runs, len(exps), "fuzz.coz")
             accepted += 1
-        except B.ProfileError as e:
+        except cozprofile.ProfileError as e:
             assert str(e).startswith("fuzz.coz:"), str(e)
             rejected += 1
     # random bytes through the file reader
@@ -275,16 +268,45 @@ def test_fuzz_parser(iterations=3000):
             with open(p, "wb") as f:
                 f.write(bytes(rnd.randrange(256) for _ in range(rnd.randrange(200))))
             try:
-                B.read_profile(p)
-            except B.ProfileError:
+                cozprofile.read_profile(p)
+            except cozprofile.ProfileError:
                 pass
     assert accepted > 0 and rejected > 0, (accepted, rejected)
     return "%d garbled profiles: %d parsed, %d rejected with a clear error" % (
         iterations, accepted, rejected)
 
 
+def test_bcozlib_modules():
+    """Every bcozlib module imports by name; the class table is perf's and
+    the runtime's; bcoz run passes option values on unchecked (the runtime
+    checks them)."""
+    import importlib
+    import re
+    mods = ("profile", "analysis", "report", "classes", "cli")
+    for m in mods:
+        importlib.import_module("bcozlib." + m)
+    from bcozlib import classes, cli
+    assert classes.NAMES == ("on-cpu", "io", "lock", "sched", "other"), classes.NAMES
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                       "src", "config.c")
+    with open(src) as f:
+        rows = re.findall(r'\[BCOZ_\w+\]\s*=\s*\{\s*"([^"]+)",\s*(\'(\w)\'|0),\s*\w+,'
+                          r'\s*(?:"(\w+)"|NULL)', f.read())
+    c_table = tuple((n, letter or None, label or None) for n, _, letter, label in rows)
+    assert c_table == classes.CLASSES, (c_table, classes.CLASSES)
+    assert classes.class_of_selected("SCHEDULING") == "sched"
+    assert classes.class_of_selected("a.c:1") is None
+    o = cli.run_parser().parse_args(["--speedups", "abc", "--fixed-speedup", "120",
+                                     "--blocked-scope", "l", "--experiments", "0"])
+    env = cli.run_env(o, {})
+    assert (env["BCOZ_SPEEDUPS"], env["BCOZ_FIXED_SPEEDUP"], env["BCOZ_BLOCKED_SCOPE"],
+            env["BCOZ_EXPERIMENTS"]) == ("abc", "120", "l", "0"), env
+    return "%s import; classes %s, as in src/config.c" % (", ".join(mods),
+                                                          " ".join(classes.NAMES))
+
+
 ALL = [test_throughput_math, test_appended_runs_aggregate, test_baseline_fallback_and_min_delta,
        test_latency_math_sign, test_latency_and_throughput_agree, test_end_to_end_point,
        test_subclass_selected_and_legacy_records, test_fit_and_slope, test_parser_errors,
        test_reports_render, test_truncated_last_line, test_json_profile_hint,
-       test_fuzz_parser]
+       test_fuzz_parser, test_bcozlib_modules]

@@ -43,11 +43,13 @@ SRC = os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("BCOZ_BUILD", os.path.join(SRC, "..", "..", "build", "bcoz"))
 BCOZ = os.path.join(BUILD, "bcoz")
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, SRC)
+from bcozlib import analysis, report  # noqa: E402
+from bcozlib import profile as cozprofile  # noqa: E402
 import precision  # noqa: E402
 import unit_tests  # noqa: E402
 from tap import Tap  # noqa: E402
 
-B = unit_tests.load_bcoz(os.path.join(SRC, "bcoz"))
 GAIN = 10.0     # a "clear gain" at 50 % line speedup, in program-speedup points
 ZERO = 10.0     # "~0": |prediction| at 50 % within this many points
 # A configuration's runs append to one profile until the standard error of
@@ -129,8 +131,8 @@ def main(argv):
         return p.stdout, st, time.time() - t0
 
     def pred(prof, sel, level):
-        exps, _, _ = B.read_profile(prof)
-        for r in B.analyse(exps):
+        exps, _, _ = cozprofile.read_profile(prof)
+        for r in analysis.analyse(exps):
             if r["selected"] == sel or r["selected"].endswith(sel):
                 return r["speedups"].get(level), r
         return None, None
@@ -164,7 +166,7 @@ def main(argv):
             try:
                 # runs append to the case's profile until this selection's
                 # prediction is precise enough (tests/precision.py)
-                se, runs = precision.until_precise(B, prof, sel, (level,), run_once,
+                se, runs = precision.until_precise(prof, sel, (level,), run_once,
                                                    SE_TARGET, MAX_RUNS)
             except RuntimeError as e:
                 tap.diag(str(e))
@@ -213,7 +215,7 @@ def main(argv):
         try:
             # runs append to one profile until the prediction is precise
             # enough (tests/precision.py); the truth is their mean share
-            se, runs = precision.until_precise(B, prof, sel, (100,), run_once,
+            se, runs = precision.until_precise(prof, sel, (100,), run_once,
                                                SE_TARGET, MAX_RUNS)
             v, r = pred(prof, sel, 100)
             share = sum(shares) / len(shares) if shares else None

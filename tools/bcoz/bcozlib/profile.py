@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Reading profiles: COZ's tab-separated text format, as bcoz run writes it."""
+import math
+
+
+class ProfileError(Exception):
+    """A profile that cannot be understood; str() names the file and line."""
+
+
+_INT_FIELDS = {
+    "experiment": {"duration", "selected-samples", "delay"},
+    "throughput-point": {"delta"},
+    "progress-point": {"delta"},
+    "latency-point": {"arrivals", "departures", "difference"},
+    "runtime": {"time"},
+    "startup": {"time"},
+    "shutdown": {"time", "samples"},
+    "samples": {"count"},
+}
+_REQUIRED = {
+    "experiment": {"selected", "speedup", "duration"},
+    "throughput-point": {"name", "delta"},
+    "progress-point": {"name", "delta"},
+    "latency-point": {"name", "arrivals", "departures", "difference"},
+    "runtime": {"time"},
+    "startup": {"time"},
+    "shutdown": {"time"},
+    "samples": {"location", "count"},
+}
+
+
+def parse_profile(text, source="profile.coz", warn=None):
+    """Parse COZ's tab-separated text format.
+
+    Returns (experiments, samples, runs): experiments is a list of dicts
+    {selected, speedup, duration, selected_samples, points: [...]} where each
+    point is {kind: 'throughput'|'latency', name, delta | arrivals, departures,
+    difference}; samples maps location -> weighted count (the last, cumulative
+    dump of each run, summed over runs); runs counts startups.
+    Raises ProfileError with "source:line: reason" for anything malformed.
+    A last line without its newline was cut off while being written (bcoz
+    writes whole lines): it is skipped, and warn(message) says so.
+    """
+    experiments = []
+    samples = {}
+    run_samples = {}
+    runs = 0
+    cur = None
+    head = text.lstrip()[:1]
+    if head in ("{", "["):
+        raise ProfileError("%s: this is JSON, not a profile in COZ's text format. bcoz reads "
+                           "the tab-separated records that `bcoz run` and `coz run` write "
+                           "(lines such as 'experiment<TAB>selected=file.c:12<TAB>...'); "
+                           "plot a JSON profile with the viewer that made it" % source)
+    lines = text.splitlines()
+    cut = len(lines) if lines and not text.endswith(("\n", "\r")) else 0
+    for lineno, raw in enumerate(lines, 1):
+        where = "%s:%d" % (source, lineno)
+        if lineno == cut:
+            if warn and raw.strip():
+                warn("%s: the last line is incomplete (no newline: the run was cut off "
+                     "while writing it); skipped" % where)
+            break
+        line = raw.rstrip("\r")
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.split("\t")
+        kind = parts[0]
+        if kind not in _REQUIRED:
+            raise ProfileError("%s: unknown record type %r (expected one of %s)"
+                               % (where, kind[:40], ", ".join(sorted(_REQUIRED))))
+        rec = {}
+        for p in parts[1:]:
+            if "=" not in p:
+                raise ProfileError("%s: field %r is not key=value" % (where, p[:40]))
+            k, v = p.split("=", 1)
+            if k in rec:
+                raise ProfileError("%s: field %r given twice" % (where, k))
+            rec[k] = v
+        missing = _REQUIRED[kind] - set(rec)
+        if missing:
+            raise ProfileError("%s: %s record lacks %s" % (where, kind, ", ".join(sorted(missing))))
+        for k in _INT_FIELDS[kind] & set(rec):
+            try:
+                rec[k] = int(rec[k])
+            except ValueError:
+                raise ProfileError("%s: %s=%r is not an integer" % (where, k, rec[k][:40]))
+            if rec[k] < 0 and k != "difference":
+                raise ProfileError("%s: %s=%d is negative" % (where, k, rec[k]))
+        if kind == "experiment":
+            try:
+                sp = float(rec["speedup"])
+            except ValueError:
+                raise ProfileError("%s: speedup=%r is not a number" % (where, rec["speedup"][:40]))
+            if not (0.0 <= sp <= 1.0) or math.isnan(sp):
+                raise ProfileError("%s: speedup=%s outside 0..1" % (where, rec["speedup"]))
+            if not rec["selected"]:
+                raise ProfileError("%s: empty selected=" % where)
+            cur = {"selected": rec["selected"], "speedup": int(round(sp * 100)),
+                   "duration": rec["duration"],
+                   "selected_samples": rec.get("selected-samples", 0), "points": []}
+            experiments.append(cur)
+        elif kind in ("throughput-point", "progress-point", "latency-point"):
+            if cur is None:
+                raise ProfileError("%s: %s before any experiment record" % (where, kind))
+            if not rec["name"]:
+                raise ProfileError("%s: empty point name" % where)
+            if kind == "latency-point":
+                cur["points"].append({"kind": "latency", "name": rec["name"],
+                                      "arrivals": rec["arrivals"],
+                                      "departures": rec["departures"],
+                                      "difference": rec["difference"]})
+            else:
+                cur["points"].append({"kind": "throughput", "name": rec["name"],
+                                      "delta": rec["delta"]})
+        elif kind == "samples":
+            # cumulative within a run (dumped every 32 experiments): keep the max
+            loc = rec["location"]
+            run_samples[loc] = max(run_samples.get(loc, 0), rec["count"])
+        elif kind == "startup":
+            runs += 1
+            cur = None
+            for loc, c in run_samples.items():
+                samples[loc] = samples.get(loc, 0) + c
+            run_samples = {}
+        else:
+            cur = None if kind == "shutdown" else cur
+    for loc, c in run_samples.items():
+        samples[loc] = samples.get(loc, 0) + c
+    return experiments, samples, runs
+
+
+def read_profile(path, warn=None):
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise ProfileError("cannot read %s: %s" % (path, e.strerror))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ProfileError("%s: byte %d is not UTF-8 text (not a bcoz/COZ profile?)"
+                           % (path, e.start))
+    if "\0" in text:
+        raise ProfileError("%s: contains NUL bytes (not a bcoz/COZ profile?)" % path)
+    return parse_profile(text, path, warn)
