@@ -33,7 +33,7 @@ DEPS_PACKAGES := qemu-system-x86 busybox-static flex bison bc libelf-dev libdw-d
 TEST_TARGETS := selftests
 
 # Which kernel the targets build and boot (scripts/lib.sh): empty for the
-# default one, debug or noblocked for build/kbuild-<flavour>.
+# default one, debug, noblocked or nolockdep for build/kbuild-<flavour>.
 KERNEL_FLAVOUR ?=
 export KERNEL_FLAVOUR
 

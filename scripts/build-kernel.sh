@@ -13,7 +13,8 @@
 # --no-prepare is given. Uses ccache (CCACHE_DIR, default /root/.cache/ccache).
 # Environment: JOBS (default 2), KBUILD_OUT (output dir, default build/kbuild),
 # KERNEL_FLAVOUR (debug: + scripts/config/debug.config into build/kbuild-debug;
-# noblocked: without CONFIG_PERF_BLOCKED_SAMPLES into build/kbuild-noblocked).
+# noblocked: without CONFIG_PERF_BLOCKED_SAMPLES into build/kbuild-noblocked;
+# nolockdep: without lockdep into build/kbuild-nolockdep).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -55,20 +56,23 @@ kmake() { nice make -s -C "$TREE" ARCH=x86_64 CC="ccache gcc" "$@"; }
 fragments=("$REPO/scripts/config/vm.config")
 st_config=$REPO/tools/testing/selftests/blocked_samples/config
 [ -f "$st_config" ] && fragments+=("$st_config")
-case $KERNEL_FLAVOUR in
-debug) fragments+=("$REPO/scripts/config/debug.config") ;;
-noblocked)
-	# The same kernel without the feature: drop the fragments' lines that
-	# turn it on, then say it is off.
+# A flavour's fragment (scripts/config/<flavour>.config) has the last word:
+# the other fragments' lines naming a symbol it sets are dropped, so that
+# "every line holds" below stays true (noblocked turns the feature off,
+# nolockdep lockdep).
+if [ -n "$KERNEL_FLAVOUR" ]; then
+	flav=$REPO/scripts/config/$KERNEL_FLAVOUR.config
+	[ -f "$flav" ] || die "no $flav for KERNEL_FLAVOUR=$KERNEL_FLAVOUR"
 	mkdir -p "$GEN/fragments"
-	nb=()
+	sed -nE 's/^(# )?(CONFIG_[A-Za-z0-9_]+)(=| is not set$).*/\2/p' "$flav" |
+		sort -u >"$GEN/fragments/flavour-symbols"
+	kept=()
 	for frag in "${fragments[@]}"; do
-		grep -v 'CONFIG_PERF_BLOCKED_SAMPLES\b' "$frag" >"$GEN/fragments/$(basename "$frag")"
-		nb+=("$GEN/fragments/$(basename "$frag")")
+		grep -vwF -f "$GEN/fragments/flavour-symbols" "$frag" >"$GEN/fragments/$(basename "$frag")"
+		kept+=("$GEN/fragments/$(basename "$frag")")
 	done
-	fragments=("${nb[@]}" "$REPO/scripts/config/noblocked.config")
-	;;
-esac
+	fragments=("${kept[@]}" "$flav")
+fi
 
 # --- configuration -------------------------------------------------------------
 t0=$(now)

@@ -14,12 +14,14 @@ TREE=$BUILD/linux                         # pristine + overlay + patches
 #              lockdep, atomic-sleep and list checks, PREEMPT)
 #   noblocked  build/kbuild-noblocked: the same kernel without
 #              CONFIG_PERF_BLOCKED_SAMPLES (the baseline for hook-cost figures)
+#   nolockdep  build/kbuild-nolockdep: the same kernel without lockdep, as
+#              production kernels are built (overhead figures, make bench)
 KERNEL_FLAVOUR=${KERNEL_FLAVOUR:-}
 case $KERNEL_FLAVOUR in
 '') KBUILD=${KBUILD_OUT:-$BUILD/kbuild} ;;
-debug|noblocked) KBUILD=${KBUILD_OUT:+$KBUILD_OUT-$KERNEL_FLAVOUR}
+debug|noblocked|nolockdep) KBUILD=${KBUILD_OUT:+$KBUILD_OUT-$KERNEL_FLAVOUR}
 	KBUILD=${KBUILD:-$BUILD/kbuild-$KERNEL_FLAVOUR} ;;
-*) printf '[%s] ERROR: KERNEL_FLAVOUR=%s: use debug, noblocked or leave it empty\n' \
+*) printf '[%s] ERROR: KERNEL_FLAVOUR=%s: use debug, noblocked, nolockdep or leave it empty\n' \
 	"$(basename "$0")" "$KERNEL_FLAVOUR" >&2; exit 1 ;;
 esac
 BZIMAGE_DEFAULT=$KBUILD/arch/x86/boot/bzImage
