@@ -4,6 +4,7 @@
  * that bperf charges on-CPU time to the phase that spent it.
  *
  *   alternate [-t RUN_MS] [-i IO_MS] [-c CPU_MS] [-b BYTES] [-d DEVICE_OR_FILE]
+ *             [-p PHASES_FILE]
  *
  * The main thread ("al-main") repeats, until RUN_MS of wall time passed:
  *   phase_io        O_DIRECT preads of BYTES (default 512) at random
@@ -23,7 +24,9 @@
  *
  * "outside" is main's own time from its prctl(PR_SET_NAME) (from which on
  * its samples are al-main's) to its last clock read: setup, the clock reads
- * between phases, the report.
+ * between phases, the report.  With -p, every io phase's start and end on
+ * CLOCK_MONOTONIC (ms) go to PHASES_FILE, one "io START END" line each, to
+ * be matched with a trace of the thread's context switches.
  *
  * Sized by time, never by an amount of work: the guest's speed only changes
  * how many reads and loop turns fit.
@@ -115,12 +118,13 @@ int main(int argc, char **argv)
 	struct tally io = { 0 }, cp = { 0 }, all = { 0 }, life = { 0 };
 	struct mark m, start, named;
 	unsigned int seed = 1;
+	FILE *phases = NULL;
 	long reads = 0, n, rounds = 0;
 	off_t size;
 	void *buf;
 	int fd, opt;
 
-	while ((opt = getopt(argc, argv, "t:i:c:b:d:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:i:c:b:d:p:")) != -1) {
 		switch (opt) {
 		case 't':
 			run_ms = atof(optarg);
@@ -137,8 +141,15 @@ int main(int argc, char **argv)
 		case 'd':
 			device = optarg;
 			break;
+		case 'p':
+			phases = fopen(optarg, "w");
+			if (!phases) {
+				fprintf(stderr, "alternate: -p %s: %s\n", optarg, strerror(errno));
+				return 1;
+			}
+			break;
 		default:
-			fprintf(stderr, "usage: alternate [-t RUN_MS] [-i IO_MS] [-c CPU_MS] [-b BYTES] [-d DEVICE]\n");
+			fprintf(stderr, "usage: alternate [-t RUN_MS] [-i IO_MS] [-c CPU_MS] [-b BYTES] [-d DEVICE] [-p PHASES_FILE]\n");
 			return 2;
 		}
 	}
@@ -166,6 +177,8 @@ int main(int argc, char **argv)
 		mark(&m);
 		n = phase_io(fd, buf, size, &seed, io_ms);
 		add_since(&io, &m);
+		if (phases)
+			fprintf(phases, "io %.6f %.6f\n", m.wall, now_ms(CLOCK_MONOTONIC));
 		if (n < 0)
 			return 1;
 		reads += n;
@@ -178,6 +191,8 @@ int main(int argc, char **argv)
 	add_since(&all, &start);
 	free(buf);
 	close(fd);
+	if (phases)
+		fclose(phases);
 
 	printf("phase io cpu %.1f wall %.1f reads %ld\n", io.cpu, io.wall, reads);
 	printf("phase compute cpu %.1f wall %.1f\n", cp.cpu, cp.wall);

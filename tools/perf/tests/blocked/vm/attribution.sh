@@ -26,15 +26,20 @@
 # as compute -285 ms, and +253 ms on glibc's tcache_init (outside), beyond
 # the 120 ms allowed.
 #
-# The check is made for compute and outside; for io the difference is only
-# printed.  Under TCG the grid's off-CPU interval (perf's switch-out stamp
-# to its switch-in) is 20-50 us longer per sleep than the time the
-# scheduler leaves uncharged to the thread (it charges a woken task from
-# the pick in the idle task's __schedule(), before the context switch), so
-# a read phase of 10,000 sleeps shows 200-500 ms fewer on-CPU points than
-# its thread CPU time, on kernels with and without the carry-over: a
-# separate offset, not an attribution error, which the io check would need
-# gone first.
+# The io phases are printed, not asserted.  Two references are printed for
+# them.  The thread CPU clock charges a task woken onto an idle CPU from its
+# wake-up, not from the moment it is picked: the wake-up asks the idle task
+# to reschedule, which skips the next update of the runqueue clock
+# (check_preempt_curr() -> rq_clock_skip_update()), so the end of the
+# interrupt, the softirq and the idle exit count as the task's CPU time
+# (5-35 us per wake-up under TCG).  The time on the CPU between the thread's
+# switch-ins and switch-outs (the sched_switch tracepoint, time-stamped
+# where bperf's interval ends are, within the io spans alternate -p writes)
+# has no such charge.  Against it, the io phases' on-CPU points still
+# differ by -240..+675 ms in runs of 10,000-23,000 reads of about 190 us of
+# CPU each (1 ms period), more than sampling noise (about 40-65 ms), and
+# with a sign that changes with the cost of a sample (--call-graph fp or
+# dwarf); the totals of all points and the computing phases match.  Open.
 #
 # Uses from run-vm-tests.sh: BPERF, DEVICE, here, OUT; the cwd is scratch.
 ALT_MS=${ALT_MS:-6000}
@@ -42,19 +47,69 @@ ALT_IO_MS=${ALT_IO_MS:-200}
 ALT_CPU_MS=${ALT_CPU_MS:-100}
 ALT_TOL=${ALT_TOL:-2}
 
+# Trace al-main's context switches (tracefs, sched_switch) around the
+# recording: alt_trace_start prints an error and fails if it cannot;
+# alt_trace_stop PHASES prints how long al-main was on the CPU within the
+# "io START END" spans of PHASES (ms, CLOCK_MONOTONIC), empty if the trace
+# lost events or saw no switch.
+ALT_TR=/sys/kernel/tracing
+alt_trace_start() {
+	[ -e $ALT_TR/events/sched/sched_switch ] ||
+		mount -t tracefs tracefs $ALT_TR 2>/dev/null ||
+		{ echo "tracefs is not mounted and cannot be mounted on $ALT_TR"; return 1; }
+	echo 0 >$ALT_TR/tracing_on
+	echo 16384 >$ALT_TR/buffer_size_kb
+	echo mono >$ALT_TR/trace_clock
+	echo 'prev_comm == "al-main" || next_comm == "al-main"' \
+		>$ALT_TR/events/sched/sched_switch/filter
+	echo 1 >$ALT_TR/events/sched/sched_switch/enable
+	: >$ALT_TR/trace
+	echo 1 >$ALT_TR/tracing_on
+}
+alt_trace_stop() {
+	echo 0 >$ALT_TR/tracing_on
+	echo 0 >$ALT_TR/events/sched/sched_switch/enable
+	echo 0 >$ALT_TR/events/sched/sched_switch/filter
+	# phases first (in time order), then the switches (in time order):
+	# sweep the on-CPU intervals over the io spans
+	awk '
+	FNR == NR { if ($1 == "io") { ps[++np] = $2; pe[np] = $3 } next }
+	/^# entries-in-buffer\/entries-written:/ { split($3, e, "/"); if (e[1] != e[2]) lost = 1 }
+	/ sched_switch: / {
+		for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) ts = substr($i, 1, length($i) - 1) * 1000
+		if ($0 ~ /prev_comm=al-main / && tin) {
+			n++
+			while (k <= np && pe[k] <= tin) k++
+			for (j = (k ? k : 1); j <= np && ps[j] < ts; j++) {
+				a = tin > ps[j] ? tin : ps[j]; b = ts < pe[j] ? ts : pe[j]
+				if (b > a) on += b - a
+			}
+			tin = 0
+		}
+		if ($0 ~ /next_comm=al-main /) tin = ts
+	}
+	END { if (!lost && n && np) printf "%.1f", on }' "$1" $ALT_TR/trace
+	# (changing the clock empties the buffer)
+	echo local >$ALT_TR/trace_clock
+}
+
 attribution_test() {
-	local rc period wall tol phase cpu pts got d lost name
+	local rc period wall tol phase cpu pts got d lost name trace_on
 
 	if ! gcc -O1 -g -o alternate "$here/alternate.c"; then
 		bad "attribution: compile alternate.c"
 		return
 	fi
+	# the sched_switch trace is a printed reference only: go on without it
+	alt_trace_start >/dev/null || diag "attribution: no sched_switch trace (tracefs)"
+	rm -f al-phases.txt
 	# A lost sample would take its points with it: a big buffer, and a
 	# stack dump (2 KiB) deep enough for main -> phase_* -> pread.
 	"$BPERF" record --call-graph dwarf,2048 -m 4096 -o al.data \
 		./alternate -t "$ALT_MS" -i "$ALT_IO_MS" -c "$ALT_CPU_MS" -d "$DEVICE" \
-		>al.txt 2>al.err
+		-p al-phases.txt >al.txt 2>al.err
 	rc=$?
+	trace_on=$(alt_trace_stop al-phases.txt)
 	if ! check "attribution: record alternate -t $ALT_MS (rc=$rc)" [ $rc -eq 0 ]; then
 		diag <al.err
 		return
@@ -97,12 +152,14 @@ attribution_test() {
 		pts=$(awk -v p=$phase '$1 == p { print $2 }' al-points.txt)
 		got=$(awk -v n="${pts:-0}" -v p="$period" 'BEGIN { printf "%.1f", n * p / 1e6 }')
 		d=$(awk -v a="$got" -v b="${cpu:-0}" 'BEGIN { printf "%+.1f", a - b }')
-		name="attribution: $phase: on-CPU points x period $got ms vs its thread CPU time ${cpu:-?} ms: $d ms, within $tol ms ($ALT_TOL % of the run's $wall ms)"
 		if [ $phase = io ]; then
-			# Not asserted (see the header): the switch offset.
-			diag "not asserted: $name"
+			diag "not asserted (see the header): io: on-CPU points x period $got ms;" \
+				"its thread CPU time ${cpu:-?} ms ($d ms);" \
+				"on the CPU by sched_switch ${trace_on:-?} ms" \
+				"($(awk -v a="$got" -v b="${trace_on:-0}" 'BEGIN { printf "%+.1f", a - b }') ms)"
 			continue
 		fi
+		name="attribution: $phase: on-CPU points x period $got ms vs its thread CPU time ${cpu:-?} ms: $d ms, within $tol ms ($ALT_TOL % of the run's $wall ms)"
 		check "$name" \
 			awk -v d="$d" -v t="$tol" -v c="${cpu:-}" 'BEGIN { exit !(c != "" && d <= t && -d <= t) }'
 	done
