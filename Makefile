@@ -102,7 +102,8 @@ demo:
 	@echo "demo: outputs (reports, flame graphs, plots) in build/vm-scratch/"
 
 clean:
-	rm -rf build/linux build/kbuild build/kbuild-debug build/kbuild-noblocked build/kconfig-gen* \
+	rm -rf build/linux build/kbuild build/kbuild-debug build/kbuild-noblocked build/kbuild-nolockdep \
+		build/kconfig-gen* \
 		build/kselftest build/kselftest-results \
 		build/vm-scratch build/vm-logs build/patch-state build/patch-check build/vm-initramfs* \
 		build/kvm-probe* build/vm-disk.img build/vm.lock

@@ -68,7 +68,9 @@ if [ -n "$KERNEL_FLAVOUR" ]; then
 		sort -u >"$GEN/fragments/flavour-symbols"
 	kept=()
 	for frag in "${fragments[@]}"; do
-		grep -vwF -f "$GEN/fragments/flavour-symbols" "$frag" >"$GEN/fragments/$(basename "$frag")"
+		# (grep exits 1 when it keeps no line: an empty fragment is fine)
+		grep -vwF -f "$GEN/fragments/flavour-symbols" "$frag" \
+			>"$GEN/fragments/$(basename "$frag")" || [ $? -eq 1 ]
 		kept+=("$GEN/fragments/$(basename "$frag")")
 	done
 	fragments=("${kept[@]}" "$flav")
