@@ -21,9 +21,11 @@
  * off-CPU time correctly without knowing about weights.
  *
  * Where the work is done:
- *  - __schedule() tags the task with the class at a real switch; perf
- *    core, at the same switch (__perf_event_task_sched_out()), stamps the
- *    switch-out time once per task, and clears both once the task's
+ *  - __schedule(), at a real switch right after the pick, tags the task
+ *    leaving with the class and stamps its switch-out, and stamps the
+ *    switch-in of the task picked with the same time: the interval ends
+ *    where the scheduler starts charging the task's CPU time, so the
+ *    context switch is on-CPU time.  All is cleared once the task's
  *    contexts are scheduled in again; try_to_wake_up() stamps the
  *    wake-up.  The scheduler hooks are behind perf_blocked_key and only
  *    touch tasks with a perf context, see <linux/perf_blocked.h>.  No
@@ -569,8 +571,8 @@ static void perf_blocked_queue(struct perf_event *event)
 
 /*
  * pmu::del(), after the hrtimer was cancelled and hw.period_left holds the
- * time to the next sampling point.  Only a context switch (perf core
- * stamped the task's switch-out, perf_blocked_sched_out()) starts an
+ * time to the next sampling point.  Only a context switch (__schedule()
+ * stamped the task's switch-out, perf_blocked_switch_out()) starts an
  * interval; the event remembers the stamp of the switch-out it saw.
  */
 void perf_blocked_event_del(struct perf_event *event)
@@ -663,7 +665,15 @@ void perf_blocked_event_add(struct perf_event *event)
 	 * different CPUs at switch-out, wake-up and switch-in: clamp rather
 	 * than trust the ordering.
 	 */
-	now = ktime_get_mono_fast_ns();
+	/*
+	 * The interval ends where the task was picked to run, the stamp of
+	 * the switch-out of the task it replaced: the context switch since
+	 * then is on-CPU time, and the grid's points in it are the hrtimer's
+	 * to count once it starts, in the task's own switch-in.
+	 */
+	now = current->blocked_in_ts;
+	if (now < out)
+		now = ktime_get_mono_fast_ns();
 	delta = now > out ? now - out : 0;
 
 	left = local64_read(&hwc->period_left);
