@@ -55,15 +55,18 @@ static __always_inline bool perf_blocked_task_has_ctx(struct task_struct *p)
 }
 
 /*
- * __schedule(), for a real switch from @prev to @next, right after the pick.
- * @runnable tells whether @prev stays on the runqueue (preempted or
- * yielding) or is going to sleep.  One time stamp is both @prev's
- * switch-out and @next's switch-in: it is taken where the scheduler moves
- * its CPU time accounting from one task to the other, so the context switch
- * itself is on-CPU time of @next, as its thread CPU clock counts it.  It is
- * kept once per task, for every blocked event of the task.  A task-clock
- * event lives in the software context, or in the hardware context when its
- * group has a hardware member: look at both.
+ * __schedule(), for a real switch from @prev to @next, right after the pick
+ * and the sched_switch tracepoint.  @runnable tells whether @prev stays on
+ * the runqueue (preempted or yielding) or is going to sleep.  One time
+ * stamp is both @prev's switch-out and @next's switch-in, so the context
+ * switch itself is on-CPU time of @next, as the scheduler charges it, and a
+ * switch reads the clock once.  It is kept once per task, for every blocked
+ * event of the task.  Only while perf core's context switch hooks run too
+ * (perf_sched_events): perf_blocked_sched_in() clears the stamps, and a
+ * stamp no switch-in clears would make a later pmu::del()/add() outside a
+ * switch look like one.  A task-clock event lives in the software context,
+ * or in the hardware context when its group has a hardware member: look at
+ * both.
  */
 static inline void perf_blocked_switch_out(struct task_struct *prev,
 					   struct task_struct *next,
@@ -73,7 +76,8 @@ static inline void perf_blocked_switch_out(struct task_struct *prev,
 	u64 now;
 	u8 class;
 
-	if (!perf_blocked_enabled())
+	if (!perf_blocked_enabled() ||
+	    !static_branch_unlikely(&perf_sched_events))
 		return;
 	out = perf_blocked_task_has_ctx(prev);
 	in = perf_blocked_task_has_ctx(next);
@@ -102,8 +106,8 @@ static inline void perf_blocked_switch_out(struct task_struct *prev,
 /*
  * __perf_event_task_sched_in(), after the task's contexts were scheduled
  * in: every blocked event has been through pmu::add(), the interval is
- * over.  Not behind the static key, so that state left while the key was
- * switched off cannot survive a switch.  Most switches are of tasks
+ * over.  Not behind perf_blocked_key, so that state left while that key
+ * was switched off cannot survive a switch.  Most switches are of tasks
  * without an interval in flight: test, do not store.
  */
 static inline void perf_blocked_sched_in(struct task_struct *task)
@@ -216,6 +220,19 @@ static inline void perf_blocked_oncpu_sample(struct perf_event *event,
 		return;
 
 	points = hrtimer_forward_now(timer, ns_to_ktime(period)) ?: 1;
+
+	/*
+	 * This sample exhausts the event_limit.  The timer can fire as the
+	 * switch-in enables interrupts, before perf_blocked_finish_switch()
+	 * wrote the samples of the interval that ended there; the disable
+	 * this sample queues may then come first, and its pmu::del() would
+	 * write them past the limit.  Drop them, as samples past it are.
+	 */
+	if (atomic_read(&event->event_limit) == 1) {
+		event->hw.blocked_pend = 0;
+		event->hw.blocked_pend_sched = 0;
+		event->hw.blocked_due = 0;
+	}
 	data->period = points * event->hw.sample_period;
 	if (event->attr.sample_type & PERF_SAMPLE_WEIGHT) {
 		data->weight.full = points;

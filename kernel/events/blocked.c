@@ -660,20 +660,16 @@ void perf_blocked_event_add(struct perf_event *event)
 		goto queue;
 
 	/*
-	 * CLOCK_MONOTONIC, the clock of the hrtimer that drives the on-CPU
-	 * grid, so the off-CPU points land on the same grid.  It is read on
-	 * different CPUs at switch-out, wake-up and switch-in: clamp rather
-	 * than trust the ordering.
-	 */
-	/*
 	 * The interval ends where the task was picked to run, the stamp of
 	 * the switch-out of the task it replaced: the context switch since
 	 * then is on-CPU time, and the grid's points in it are the hrtimer's
-	 * to count once it starts, in the task's own switch-in.
+	 * to count once it starts, in the task's own switch-in.  The stamps
+	 * are CLOCK_MONOTONIC, the clock of the hrtimer that drives the
+	 * on-CPU grid, so the off-CPU points land on the same grid.  They are
+	 * read on different CPUs at switch-out, wake-up and switch-in: clamp
+	 * rather than trust the ordering.
 	 */
-	now = current->blocked_in_ts;
-	if (now < out)
-		now = ktime_get_mono_fast_ns();
+	now = current->blocked_in_ts ?: ktime_get_mono_fast_ns();
 	delta = now > out ? now - out : 0;
 
 	left = local64_read(&hwc->period_left);
