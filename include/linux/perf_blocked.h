@@ -55,39 +55,17 @@ static __always_inline bool perf_blocked_task_has_ctx(struct task_struct *p)
 }
 
 /*
- * __schedule(), for a real switch from @prev to @next, right after the pick
- * and the sched_switch tracepoint.  @runnable tells whether @prev stays on
- * the runqueue (preempted or yielding) or is going to sleep.  One time
- * stamp is both @prev's switch-out and @next's switch-in, so the context
- * switch itself is on-CPU time of @next, as the scheduler charges it, and a
- * switch reads the clock once.  It is kept once per task, for every blocked
- * event of the task.  Only while perf core's context switch hooks run too
- * (perf_sched_events): perf_blocked_sched_in() clears the stamps, and a
- * stamp no switch-in clears would make a later pmu::del()/add() outside a
- * switch look like one.  A task-clock event lives in the software context,
- * or in the hardware context when its group has a hardware member: look at
- * both.
+ * __schedule(), for a real switch away from @prev.  @runnable tells whether
+ * @prev stays on the runqueue (preempted or yielding) or is going to sleep.
+ * A task-clock event lives in the software context, or in the hardware
+ * context when its group has a hardware member: look at both.
  */
 static inline void perf_blocked_switch_out(struct task_struct *prev,
-					   struct task_struct *next,
 					   bool runnable)
 {
-	bool out, in;
-	u64 now;
 	u8 class;
 
-	if (!perf_blocked_enabled() ||
-	    !static_branch_unlikely(&perf_sched_events))
-		return;
-	out = perf_blocked_task_has_ctx(prev);
-	in = perf_blocked_task_has_ctx(next);
-	if (!out && !in)
-		return;
-
-	now = ktime_get_mono_fast_ns();
-	if (in)
-		next->blocked_in_ts = now;
-	if (!out)
+	if (!perf_blocked_enabled() || !perf_blocked_task_has_ctx(prev))
 		return;
 
 	if (runnable)
@@ -100,26 +78,37 @@ static inline void perf_blocked_switch_out(struct task_struct *prev,
 		class = PERF_BLOCKED_OTHER;
 
 	prev->blocked_class = class;
-	prev->blocked_out_ts = now;
+}
+
+/*
+ * __perf_event_task_sched_out(), before the task's contexts are scheduled
+ * out: perf core calls this only at a real context switch.  The switch-out
+ * time is kept once per task, for every blocked event of the task, and is
+ * non-zero only from here until the task's contexts are scheduled in again
+ * (perf_blocked_sched_in()): a pmu::del() or pmu::add() that sees it zero
+ * is not part of a context switch (enable, disable, rotation, resched).
+ */
+static inline void perf_blocked_sched_out(struct task_struct *task)
+{
+	if (perf_blocked_enabled() && task->blocked_class)
+		task->blocked_out_ts = ktime_get_mono_fast_ns();
 }
 
 /*
  * __perf_event_task_sched_in(), after the task's contexts were scheduled
  * in: every blocked event has been through pmu::add(), the interval is
- * over.  Not behind perf_blocked_key, so that state left while that key
- * was switched off cannot survive a switch.  Most switches are of tasks
+ * over.  Not behind the static key, so that state left while the key was
+ * switched off cannot survive a switch.  Most switches are of tasks
  * without an interval in flight: test, do not store.
  */
 static inline void perf_blocked_sched_in(struct task_struct *task)
 {
-	if (!task->blocked_class && !task->blocked_out_ts &&
-	    !task->blocked_in_ts)
+	if (!task->blocked_class && !task->blocked_out_ts)
 		return;
 
 	task->blocked_class = PERF_BLOCKED_NONE;
 	task->blocked_out_ts = 0;
 	task->blocked_wake_ts = 0;
-	task->blocked_in_ts = 0;
 }
 
 /*
@@ -141,7 +130,6 @@ static inline void perf_blocked_fork(struct task_struct *p)
 	p->blocked_class = PERF_BLOCKED_NONE;
 	p->blocked_out_ts = 0;
 	p->blocked_wake_ts = 0;
-	p->blocked_in_ts = 0;
 	p->in_lockwait = 0;
 	p->lockwait_lock = NULL;
 }
@@ -276,8 +264,8 @@ bool perf_blocked_start_hrtimer(struct perf_event *event);
 #else /* !CONFIG_PERF_BLOCKED_SAMPLES */
 
 static inline void perf_blocked_switch_out(struct task_struct *prev,
-					   struct task_struct *next,
 					   bool runnable) { }
+static inline void perf_blocked_sched_out(struct task_struct *task) { }
 static inline void perf_blocked_sched_in(struct task_struct *task) { }
 static inline void perf_blocked_finish_switch(void) { }
 static inline void perf_blocked_wakeup(struct task_struct *p) { }

@@ -21,11 +21,9 @@
  * off-CPU time correctly without knowing about weights.
  *
  * Where the work is done:
- *  - __schedule(), at a real switch right after the pick, tags the task
- *    leaving with the class and stamps its switch-out, and stamps the
- *    switch-in of the task picked with the same time: the interval ends
- *    where the scheduler starts charging the task's CPU time, so the
- *    context switch is on-CPU time.  All is cleared once the task's
+ *  - __schedule() tags the task with the class at a real switch; perf
+ *    core, at the same switch (__perf_event_task_sched_out()), stamps the
+ *    switch-out time once per task, and clears both once the task's
  *    contexts are scheduled in again; try_to_wake_up() stamps the
  *    wake-up.  The scheduler hooks are behind perf_blocked_key and only
  *    touch tasks with a perf context, see <linux/perf_blocked.h>.  No
@@ -571,8 +569,8 @@ static void perf_blocked_queue(struct perf_event *event)
 
 /*
  * pmu::del(), after the hrtimer was cancelled and hw.period_left holds the
- * time to the next sampling point.  Only a context switch (__schedule()
- * stamped the task's switch-out, perf_blocked_switch_out()) starts an
+ * time to the next sampling point.  Only a context switch (perf core
+ * stamped the task's switch-out, perf_blocked_sched_out()) starts an
  * interval; the event remembers the stamp of the switch-out it saw.
  */
 void perf_blocked_event_del(struct perf_event *event)
@@ -660,16 +658,12 @@ void perf_blocked_event_add(struct perf_event *event)
 		goto queue;
 
 	/*
-	 * The interval ends where the task was picked to run, the stamp of
-	 * the switch-out of the task it replaced: the context switch since
-	 * then is on-CPU time, and the grid's points in it are the hrtimer's
-	 * to count once it starts, in the task's own switch-in.  The stamps
-	 * are CLOCK_MONOTONIC, the clock of the hrtimer that drives the
-	 * on-CPU grid, so the off-CPU points land on the same grid.  They are
-	 * read on different CPUs at switch-out, wake-up and switch-in: clamp
-	 * rather than trust the ordering.
+	 * CLOCK_MONOTONIC, the clock of the hrtimer that drives the on-CPU
+	 * grid, so the off-CPU points land on the same grid.  It is read on
+	 * different CPUs at switch-out, wake-up and switch-in: clamp rather
+	 * than trust the ordering.
 	 */
-	now = current->blocked_in_ts ?: ktime_get_mono_fast_ns();
+	now = ktime_get_mono_fast_ns();
 	delta = now > out ? now - out : 0;
 
 	left = local64_read(&hwc->period_left);
