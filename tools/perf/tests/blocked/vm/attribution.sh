@@ -29,13 +29,14 @@
 # The io phases are printed, not asserted, against two references (see
 # "On-CPU time and the context switch" in
 # Documentation/admin-guide/perf/blocked-samples.rst).  Their thread CPU
-# time includes, for a task woken onto an idle CPU, the time from its
-# wake-up to its pick (check_preempt_curr() skips the next runqueue clock
-# update), which bperf counts as [S]: 200-500 ms per 10,000 reads under
-# TCG.  The time on the CPU between the thread's switch-ins and switch-outs
-# by the sched_switch tracepoint (within the io spans alternate -p writes),
-# traced where bperf stamps them, has no such charge; against it the io
-# phases still differ by -240..+675 ms per run, unexplained.
+# time includes the context switch and, for a task woken onto an idle CPU,
+# the time from its wake-up to its pick (check_preempt_curr() skips the next
+# runqueue clock update): bperf counts both as off-CPU, 200-500 ms per
+# 10,000 reads under TCG.  The time on the CPU between the thread's
+# switch-ins and switch-outs by the sched_switch tracepoint (within the io
+# spans alternate -p writes) has neither, but the tracepoint fires at the
+# pick, before perf core's switch-out and switch-in, so the switch itself
+# is still on its side.
 #
 # Uses from run-vm-tests.sh: BPERF, DEVICE, here, OUT; the cwd is scratch.
 ALT_MS=${ALT_MS:-6000}
