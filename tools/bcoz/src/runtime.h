@@ -140,6 +140,7 @@ struct bcoz_thread {
 	uint64_t wake_late_ns;		/* how late a pause's sleep ends (pause_ns) */
 	unsigned int ticks;		/* timer ticks since the last pause */
 	int last_hit;			/* the last on-CPU sample hit the selection */
+	uint64_t oncpu_points;		/* on-CPU sample periods seen */
 	uint64_t lost;
 	/* run-queue compensation (kernels without blocked samples) */
 	uint64_t last_run_delay;

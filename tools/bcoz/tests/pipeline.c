@@ -7,12 +7,16 @@
  * speeding the slower stage by s speeds the program by s until it meets the
  * other stage, and speeding the faster stage changes nothing.
  *
- *   pipeline [rounds] [unit_iterations] [mode] [r_percent] [w_percent]
+ *   pipeline [rounds] [unit_iterations] [mode] [r_percent] [w_percent] [r_kind]
  * mode: "reader" (R = 3 units, W = 1: the reader is the bottleneck),
  *       "worker" (R = 1, W = 3) or "balanced" (R = W = 2); a unit takes
  *       1.5 ms here when unit_iterations is 0.
- * r_percent, w_percent (default 100) really shorten loop R or W, for
+ * r_percent, w_percent (default 100) really shorten stage R or W, for
  * actual-speedup runs.
+ * r_kind: "cpu" (default: the reader computes, loop R) or "sleep" (it
+ *       waits off the CPU instead, a nanosleep of R units of 1.5 ms, line
+ *       SLEEP_R: the reader of a device or a remote service).  Only
+ *       blocked samples see that line's time.
  * rounds 0: run until SIGTERM/SIGINT (bcoz run --experiments N sends it).
  * It prints the items done, the wall time and unit_iterations (so
  * actual-speedup runs can repeat the calibration).
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "coz.h"
 #include "testprog.h"
@@ -29,12 +34,14 @@
 
 static volatile unsigned long sink_r, sink_w;
 static long unit = 1000000, rounds = 100, r_units = 3, w_units = 1;
-static long r_pct = 100, w_pct = 100;
+static long r_pct = 100, w_pct = 100, r_sleep;
 static long queue[QLEN], q_head, q_len;
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t q_nonempty = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t q_nonfull = PTHREAD_COND_INITIALIZER;
 static long rounds_done;
+static double r_ms, w_ms;
+static long r_items;	/* each stage's own time, for the printout */
 
 /* each loop counts on its own stack: see toy.c */
 static void __attribute__((noinline)) loop_r(long n)
@@ -43,6 +50,13 @@ static void __attribute__((noinline)) loop_r(long n)
 
 	for (long i = 0; i < n; i++) acc += i; /* LOOP_R */
 	sink_r = acc;
+}
+
+static void __attribute__((noinline)) sleep_r(long ns)
+{
+	struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
+
+	nanosleep(&ts, NULL); /* SLEEP_R */
 }
 
 static void __attribute__((noinline)) loop_w(long n)
@@ -81,7 +95,14 @@ static long get(void)
 static void *reader(void *arg)
 {
 	for (long r = 0; rounds ? r < rounds : !stop_requested; r++) {
-		loop_r(r_units * unit * r_pct / 100);
+		double t = wall_ms();
+
+		if (r_sleep)
+			sleep_r(r_units * 1500000L * r_pct / 100);
+		else
+			loop_r(r_units * unit * r_pct / 100);
+		r_ms += wall_ms() - t;
+		r_items++;
 		put(r);
 	}
 	put(-1);
@@ -91,7 +112,10 @@ static void *reader(void *arg)
 static void *worker(void *arg)
 {
 	while (get() >= 0) {
+		double t = wall_ms();
+
 		loop_w(w_units * unit * w_pct / 100);
+		w_ms += wall_ms() - t;
 		COZ_PROGRESS; /* PROGRESS */
 		rounds_done++;
 	}
@@ -112,6 +136,13 @@ int main(int argc, char **argv)
 		r_pct = atol(argv[4]);
 	if (argc > 5)
 		w_pct = atol(argv[5]);
+	if (argc > 6 && strcmp(argv[6], "cpu")) {
+		if (strcmp(argv[6], "sleep")) {
+			fprintf(stderr, "pipeline: r_kind '%s' is not cpu or sleep\n", argv[6]);
+			return 2;
+		}
+		r_sleep = 1;
+	}
 	if (!strcmp(mode, "reader")) {
 		r_units = 3, w_units = 1;
 	} else if (!strcmp(mode, "worker")) {
@@ -130,7 +161,8 @@ int main(int argc, char **argv)
 	pthread_create(&w, NULL, worker, NULL);
 	pthread_join(r, NULL);
 	pthread_join(w, NULL);
-	printf("pipeline %s: %ld rounds done wall_ms=%.1f unit_iterations=%ld\n",
-	       mode, rounds_done, wall_ms() - t0, unit);
+	printf("pipeline %s%s: %ld rounds done wall_ms=%.1f unit_iterations=%ld "
+	       "r_ms=%.3f w_ms=%.3f\n", mode, r_sleep ? " (sleeping reader)" : "", rounds_done,
+	       wall_ms() - t0, unit, r_ms / (r_items ? r_items : 1), w_ms / (rounds_done ? rounds_done : 1));
 	return 0;
 }

@@ -6,6 +6,9 @@ Each case is one line of a ground-truth program at one line-speedup level:
 
   pipeline (tests/pipeline.c) - reader and worker threads with a bounded
       queue; the reader the bottleneck (3:1), the worker (1:3), balanced (2:2);
+  sleep-pipe (the same, its reader sleeping instead of computing: a stage
+      off the CPU, the paper's case) - only blocked samples see its line,
+      so these rows need a kernel with them (n/a elsewhere);
   forkjoin (tests/forkjoin.c) - per round, workers created and joined (one
       does 3 units, the others 1), then a serial merge (1 unit);
   lock     (tests/lock.c)     - two threads serialised on a mutex (L inside,
@@ -39,9 +42,10 @@ import precision as P  # noqa: E402
 R = None
 
 
-def pipeline(mode, line):
+def pipeline(mode, line, kind="cpu"):
     def args(pct):
-        return [mode, str(pct) if line == "R" else "100", str(pct) if line == "W" else "100"]
+        return [mode, str(pct) if line == "R" else "100", str(pct) if line == "W" else "100",
+                kind]
     return args
 
 
@@ -65,6 +69,18 @@ CASES = [
      pipeline("balanced", "R")),
     ("pipeline-balanced", "pipeline", "unit_iterations", "pipeline.c", "LOOP_W",
      pipeline("balanced", "W")),
+    ("sleep-pipe-reader", "pipeline", "unit_iterations", "pipeline.c", "SLEEP_R",
+     pipeline("reader", "R", "sleep")),
+    ("sleep-pipe-reader", "pipeline", "unit_iterations", "pipeline.c", "LOOP_W",
+     pipeline("reader", "W", "sleep")),
+    ("sleep-pipe-worker", "pipeline", "unit_iterations", "pipeline.c", "SLEEP_R",
+     pipeline("worker", "R", "sleep")),
+    ("sleep-pipe-worker", "pipeline", "unit_iterations", "pipeline.c", "LOOP_W",
+     pipeline("worker", "W", "sleep")),
+    ("sleep-pipe-balanced", "pipeline", "unit_iterations", "pipeline.c", "SLEEP_R",
+     pipeline("balanced", "R", "sleep")),
+    ("sleep-pipe-balanced", "pipeline", "unit_iterations", "pipeline.c", "LOOP_W",
+     pipeline("balanced", "W", "sleep")),
     ("forkjoin", "forkjoin", "unit_iterations", "forkjoin.c", "LOOP_BIG", forkjoin("BIG")),
     ("forkjoin", "forkjoin", "unit_iterations", "forkjoin.c", "LOOP_SMALL", forkjoin("SMALL")),
     ("forkjoin", "forkjoin", "unit_iterations", "forkjoin.c", "LOOP_MERGE", forkjoin("MERGE")),
@@ -105,20 +121,31 @@ def measure(case, level=50, experiments=12, actual=True):
     c = R.curve(p, line)
     res = {"program": name, "line": "%s (%s)" % (marker, line), "level": level,
            "predicted": c.get(level), "se": se, "runs": runs, "profiled_s": dt,
-           "actual": None}
+           "actual": None, "printed": out.strip().splitlines()[-1] if out.strip() else ""}
     if actual:
         res["actual"], res["paired"] = actual_speedup(exe, calib, level, args)
     res["time"] = time.time() - t0
     return res
 
 
-HEAD = "%-18s %-28s %5s %9s %8s %6s %5s %5s %7s" % (
+HEAD = "%-19s %-28s %5s %9s %8s %6s %5s %5s %7s" % (
     "program", "line", "level", "predicted", "actual", "diff", "SE", "runs", "paired")
+
+
+def needs_blocked(case):
+    """Rows whose line is off the CPU: without blocked samples it has none."""
+    return case[0].startswith("sleep-") and case[4].startswith("SLEEP")
+
+
+def has_blocked():
+    """Whether this kernel gives bcoz blocked samples (bcoz says when not)."""
+    rc, out, err, _ = R.run(["-o", R.prof("probe.coz")], ["/bin/true"], timeout=60)
+    return "no blocked samples" not in err
 
 
 def row(r):
     diff = r["predicted"] - r["actual"] if r["actual"] is not None else float("nan")
-    return "%-18s %-28s %4d%% %+9.1f %+8.1f %+6.1f %5.1f %5d %+7.1f" % (
+    return "%-19s %-28s %4d%% %+9.1f %+8.1f %+6.1f %5.1f %5d %+7.1f" % (
         r["program"], r["line"], r["level"], r["predicted"], r["actual"], diff, r["se"],
         r["runs"], r.get("paired", float("nan")))
 
@@ -155,8 +182,12 @@ def main(argv):
                  if kv[0].startswith("BCOZ_") and kv[0] != "BCOZ_BUILD") or "defaults"))
     print(HEAD)
     t0 = time.time()
+    blocked = has_blocked()
     for c in CASES:
         if only and not any(o in "%s %s" % (c[0], c[4]) for o in only):
+            continue
+        if needs_blocked(c) and not blocked:
+            print("%-19s %-28s   n/a: the kernel has no blocked samples" % (c[0], c[4]))
             continue
         r = measure(c, level, exps)
         print(row(r), flush=True)
