@@ -327,7 +327,7 @@ int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts)
 
 int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-	bcoz_catch_up();
+	bcoz_release();
 	return REAL(pthread_mutex_unlock)(m);
 }
 
@@ -364,13 +364,13 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t ck,
 
 int pthread_cond_signal(pthread_cond_t *c)
 {
-	bcoz_catch_up();
+	bcoz_release();
 	return REAL(pthread_cond_signal)(c);
 }
 
 int pthread_cond_broadcast(pthread_cond_t *c)
 {
-	bcoz_catch_up();
+	bcoz_release();
 	return REAL(pthread_cond_broadcast)(c);
 }
 
@@ -427,7 +427,7 @@ int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *ts)
 
 int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
-	bcoz_catch_up();
+	bcoz_release();
 	return REAL(pthread_rwlock_unlock)(l);
 }
 
@@ -443,7 +443,7 @@ int pthread_spin_lock(pthread_spinlock_t *l)
 
 int pthread_spin_unlock(pthread_spinlock_t *l)
 {
-	bcoz_catch_up();
+	bcoz_release();
 	return REAL(pthread_spin_unlock)(l);
 }
 
@@ -479,7 +479,7 @@ int sem_clockwait(sem_t *s, clockid_t c, const struct timespec *ts)
 
 int sem_post(sem_t *s)
 {
-	bcoz_catch_up();
+	bcoz_release();
 	return REAL(sem_post)(s);
 }
 

@@ -318,14 +318,21 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 	int cls = bcoz_class_of(misc);
 	int first = -1, hit = 0, fresh = 1;
 	int active = atomic_load(&exp_active);
+	uint64_t ahead = 0;
 	int sel = atomic_load(&exp_line);
 	uint64_t h = 0;
 
 	atomic_fetch_add(&total_samples, weight);
 	if (cls < 0)
 		cls = BCOZ_OTHER;	/* several bits: not from a kernel we know */
-	if (cls == BCOZ_ONCPU)
-		t->oncpu_points += weight;
+	if (cls == BCOZ_ONCPU) {
+		/* what a hand-off credited of this sample's time (bcoz_release) */
+		ahead = t->ahead_ns < weight * BCOZ_PERIOD_NS ? t->ahead_ns :
+			weight * BCOZ_PERIOD_NS;
+		t->ahead_ns = 0;
+		if (t->sample_read)
+			t->count_at_sample = t->sample_read;
+	}
 	atomic_fetch_add(&class_samples[cls], weight);
 	if (cls == BCOZ_LOCK)
 		return;	/* lock waiting is a consequence of the holder's work: never a line's */
@@ -380,7 +387,10 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 		h = weight;
 	}
 	if (h) {
-		uint64_t d = h * atomic_load(&exp_delay);
+		uint64_t delay = atomic_load(&exp_delay), d = h * delay;
+
+		if (!bcoz_cfg.scope)
+			d -= ahead * delay / BCOZ_PERIOD_NS;
 
 		t->local_delay += d;
 		delay_hist_add(time ? time : bcoz_now(), d);
@@ -791,41 +801,74 @@ void bcoz_thread_begin(struct bcoz_thread *t, uint64_t inherit)
 }
 
 /*
- * A thread's samples come at every 1 ms of its CPU time, so a thread that
- * ends takes the time since its last sample (half a period on average)
- * unsampled with it.  For a long-lived thread that is nothing; for threads
- * made per task (a fork-join's workers, 5 ms each) it is a tenth of their
- * time, and a selected line they run gets a tenth too little delay: the
- * fork-join's big worker read 41 where really shortening it gave 48.  The
- * remainder is credited where the last sample was: a thread ends after its
- * last piece of work, not in the middle of another line.
+ * The CPU time a thread ran since its last on-CPU sample (the event's count
+ * now, less its count in that sample and what was credited since), credited
+ * to the selection when that sample hit it: the thread is still in the line
+ * or just left it.  At most CAP ns; returns what was credited.
  *
- * The remainder is the event's count less the periods the samples carried,
- * not the count modulo the period: a sample that falls due while the
- * hrtimer is held off comes late (with the periods it owes as its weight),
- * and at exit there is no later sample.  Under QEMU TCG a 4.5 ms worker
- * ended with 1 ms unsampled on average, and the fork-join's big worker read
- * +14 where really shortening it gave +32.  At most the drain timer's worth
- * is credited: more than that was lost, not owed.
+ * Samples come at every 1 ms of the thread's CPU time, so at a hand-off (a
+ * lock released, a waiter signalled) the delay of the time since the last
+ * one is not yet published: the thread woken by the hand-off finds the
+ * global delay short of what the holder earned, is not credited for it, and
+ * pays it later, inside its own critical section.  Two threads taking turns
+ * on a lock around a 5 ms loop then read +29..+44 at 50 % where really
+ * shortening the loop gave +48 (QEMU TCG).  A thread that ends takes its
+ * last partial period with it the same way: for threads made per task (a
+ * fork-join's workers, 5 ms each) a tenth of their time, more under TCG
+ * where a late hrtimer sample can be overtaken by the exit.
  */
+static uint64_t credit_unsampled(struct bcoz_thread *t, uint64_t cap)
+{
+	uint64_t c, seen, rem, d;
+
+	if (!atomic_load(&exp_active) || !t->last_hit || bcoz_cfg.scope)
+		return 0;
+	c = sampler_count(t);
+	seen = t->count_at_sample + t->ahead_ns;
+	if (c <= seen)
+		return 0;
+	rem = c - seen < cap ? c - seen : cap;
+	t->ahead_ns += rem;
+	d = rem * atomic_load(&exp_delay) / BCOZ_PERIOD_NS;
+	if (d) {
+		t->local_delay += d;
+		delay_hist_add(bcoz_now(), d);
+	}
+	return rem;
+}
+
+/* A thread that ends: see credit_unsampled().  Past the drain timer's
+ * worth (and a period), the time was lost, not owed. */
 static void credit_remainder(struct bcoz_thread *t)
 {
-	uint64_t rem, d, c, seen;
-
-	if (!atomic_load(&exp_active) || !t->last_hit || t->in_use)
+	if (t->in_use)
 		return;
-	c = sampler_count(t);
-	seen = t->oncpu_points * BCOZ_PERIOD_NS;
-	rem = c > seen ? c - seen : 0;
-	if (rem > bcoz_cfg.timer_ns + BCOZ_PERIOD_NS)
-		rem = bcoz_cfg.timer_ns + BCOZ_PERIOD_NS;
-	atomic_fetch_add(&total_exit_credit_ns, rem);
-	d = rem * atomic_load(&exp_delay) / BCOZ_PERIOD_NS;
-	if (!d)
-		return;
-	t->local_delay += d;
-	delay_hist_add(bcoz_now(), d);
+	atomic_fetch_add(&total_exit_credit_ns,
+			 credit_unsampled(t, bcoz_cfg.timer_ns + BCOZ_PERIOD_NS));
 	add_delays(t, 0);
+}
+
+/*
+ * A hand-off (the wrappers of unlocks, signals, posts): publish the delay
+ * earned up to now, the time since the last sample included
+ * (credit_unsampled()), before the real call wakes anyone.
+ */
+void bcoz_release(void)
+{
+	struct bcoz_thread *t = self_thread;
+
+	if (!t)
+		return;
+	bcoz_process(t);
+	if (t->last_hit && atomic_load(&exp_active)) {
+		/* our SIGPROF handler defers while we change the counters */
+		t->in_use = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		credit_unsampled(t, bcoz_cfg.timer_ns + BCOZ_PERIOD_NS);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->in_use = 0;
+		bcoz_process(t);
+	}
 }
 
 void bcoz_thread_end(struct bcoz_thread *t)

@@ -140,7 +140,9 @@ struct bcoz_thread {
 	uint64_t wake_late_ns;		/* how late a pause's sleep ends (pause_ns) */
 	unsigned int ticks;		/* timer ticks since the last pause */
 	int last_hit;			/* the last on-CPU sample hit the selection */
-	uint64_t oncpu_points;		/* on-CPU sample periods seen */
+	uint64_t sample_read;		/* the event's count in the record being handled */
+	uint64_t count_at_sample;	/* the event's count at the last on-CPU sample */
+	uint64_t ahead_ns;		/* CPU time since then, credited at a hand-off */
 	uint64_t lost;
 	/* run-queue compensation (kernels without blocked samples) */
 	uint64_t last_run_delay;
@@ -190,6 +192,7 @@ void bcoz_process(struct bcoz_thread *t);	/* drain + account + delays */
 void bcoz_pre_block(void);
 void bcoz_post_block(int skip);
 void bcoz_catch_up(void);
+void bcoz_release(void);	/* catch up before a hand-off (unlock, signal, post) */
 uint64_t bcoz_current_local(void);
 void bcoz_shutdown(void);
 void bcoz_after_fork_child(void);

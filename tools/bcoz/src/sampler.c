@@ -59,7 +59,9 @@ static void make_attr(struct perf_event_attr *a, int blocked, int kernel)
 	a->type = PERF_TYPE_SOFTWARE;
 	a->config = PERF_COUNT_SW_TASK_CLOCK;
 	a->sample_period = BCOZ_PERIOD_NS;
-	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+	/* the count in each sample: the CPU time it leaves unsampled is known */
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TIME | PERF_SAMPLE_READ |
+			 PERF_SAMPLE_CALLCHAIN;
 	/* sample times on bcoz_now()'s clock: they place each delay in time */
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
@@ -443,7 +445,7 @@ void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 		if (h.type != PERF_RECORD_SAMPLE)
 			continue;
 		p = t->rec.u + 1;	/* after the 8-byte header */
-		/* field order: IP, TIME, CALLCHAIN, REGS, STACK, WEIGHT (perf_event.h) */
+		/* field order: IP, TIME, READ, CALLCHAIN, REGS, STACK, WEIGHT (perf_event.h) */
 		{
 			const uint64_t *end = (const uint64_t *)(t->rec.b + h.size);
 			uint64_t ip = 0;
@@ -452,6 +454,12 @@ void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 				ip = *p++;
 			if (sample_type & PERF_SAMPLE_TIME)
 				time = *p++;
+			t->sample_read = 0;
+			if (sample_type & PERF_SAMPLE_READ) {
+				if (p >= end)
+					continue;
+				t->sample_read = *p++;
+			}
 			if (sample_type & PERF_SAMPLE_CALLCHAIN) {
 				if (p >= end)
 					continue;
