@@ -108,6 +108,7 @@ static int fixed_line = -1;
 static unsigned long profiler_thr;
 static uint64_t start_ns, startup_cost_ns;
 static uint64_t nexperiments;
+static _Atomic uint64_t exp_seq;	/* experiments started */
 static pid_t bcoz_pid;			/* the profiled process (set at start-up) */
 
 struct bcoz_thread *bcoz_self(void)
@@ -318,21 +319,14 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 	int cls = bcoz_class_of(misc);
 	int first = -1, hit = 0, fresh = 1;
 	int active = atomic_load(&exp_active);
-	uint64_t ahead = 0;
 	int sel = atomic_load(&exp_line);
 	uint64_t h = 0;
 
 	atomic_fetch_add(&total_samples, weight);
 	if (cls < 0)
 		cls = BCOZ_OTHER;	/* several bits: not from a kernel we know */
-	if (cls == BCOZ_ONCPU) {
-		/* what a hand-off credited of this sample's time (bcoz_release) */
-		ahead = t->ahead_ns < weight * BCOZ_PERIOD_NS ? t->ahead_ns :
-			weight * BCOZ_PERIOD_NS;
-		t->ahead_ns = 0;
-		if (t->sample_read)
-			t->count_at_sample = t->sample_read;
-	}
+	if (cls == BCOZ_ONCPU && t->sample_read)
+		t->count_at_sample = t->sample_read;
 	atomic_fetch_add(&class_samples[cls], weight);
 	if (cls == BCOZ_LOCK)
 		return;	/* lock waiting is a consequence of the holder's work: never a line's */
@@ -389,8 +383,14 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 	if (h) {
 		uint64_t delay = atomic_load(&exp_delay), d = h * delay;
 
-		if (!bcoz_cfg.scope)
-			d -= ahead * delay / BCOZ_PERIOD_NS;
+		/* a hit pays back what a hand-off credited ahead (credit_unsampled) */
+		if (t->debt_ns && !bcoz_cfg.scope && t->debt_exp == atomic_load(&exp_seq)) {
+			uint64_t back = t->debt_ns < h * BCOZ_PERIOD_NS ? t->debt_ns :
+					h * BCOZ_PERIOD_NS;
+
+			t->debt_ns -= back;
+			d -= back * delay / BCOZ_PERIOD_NS;
+		}
 
 		t->local_delay += d;
 		delay_hist_add(time ? time : bcoz_now(), d);
@@ -804,7 +804,12 @@ void bcoz_thread_begin(struct bcoz_thread *t, uint64_t inherit)
  * The CPU time a thread ran since its last on-CPU sample (the event's count
  * now, less its count in that sample and what was credited since), credited
  * to the selection when that sample hit it: the thread is still in the line
- * or just left it.  At most CAP ns; returns what was credited.
+ * or just left it.  At most CAP ns; returns what was credited.  It is a
+ * debt: the line's next hits pay it back.  The samples' count stays the
+ * estimate of the line's time (a hit's first period covers some time before
+ * the line, as the tail after its last sample covers some of it; crediting
+ * the tail too read lock L +56 where the truth was +50); only the moment
+ * the delay is published moves.
  *
  * Samples come at every 1 ms of the thread's CPU time, so at a hand-off (a
  * lock released, a waiter signalled) the delay of the time since the last
@@ -824,11 +829,15 @@ static uint64_t credit_unsampled(struct bcoz_thread *t, uint64_t cap)
 	if (!atomic_load(&exp_active) || !t->last_hit || bcoz_cfg.scope)
 		return 0;
 	c = sampler_count(t);
-	seen = t->count_at_sample + t->ahead_ns;
+	seen = t->count_at_sample > t->credited_to ? t->count_at_sample : t->credited_to;
 	if (c <= seen)
 		return 0;
 	rem = c - seen < cap ? c - seen : cap;
-	t->ahead_ns += rem;
+	t->credited_to = seen + rem;
+	if (t->debt_exp != atomic_load(&exp_seq))
+		t->debt_ns = 0;
+	t->debt_ns += rem;
+	t->debt_exp = atomic_load(&exp_seq);
 	d = rem * atomic_load(&exp_delay) / BCOZ_PERIOD_NS;
 	if (d) {
 		t->local_delay += d;
@@ -1042,6 +1051,7 @@ static void *profiler_main(void *arg)
 		h0 = atomic_load(&selected_hits);
 		g0 = atomic_load(&global_delay);
 		t0 = bcoz_now();
+		atomic_fetch_add(&exp_seq, 1);	/* debts of the last one lapse */
 		atomic_store(&exp_active, 1);
 		if (bcoz_cfg.end_to_end) {
 			while (!atomic_load(&stop_flag))

@@ -142,7 +142,9 @@ struct bcoz_thread {
 	int last_hit;			/* the last on-CPU sample hit the selection */
 	uint64_t sample_read;		/* the event's count in the record being handled */
 	uint64_t count_at_sample;	/* the event's count at the last on-CPU sample */
-	uint64_t ahead_ns;		/* CPU time since then, credited at a hand-off */
+	uint64_t credited_to;		/* count up to which a hand-off credited ahead */
+	uint64_t debt_ns;		/* credited ahead: owed back by the next hits */
+	uint64_t debt_exp;		/* the experiment the debt belongs to */
 	uint64_t lost;
 	/* run-queue compensation (kernels without blocked samples) */
 	uint64_t last_run_delay;
