@@ -889,6 +889,31 @@ static void credit_remainder(struct bcoz_thread *t)
 }
 
 /*
+ * Whether a hand-off reads the count (a system call, 0.4 us): at most about
+ * every 1/8 period, so a thread that hands off every few hundred ns pays
+ * little; each credit covers all the time since the last one.  The cycle
+ * counter where there is one (a few ns; its rate needs no precision here).
+ */
+static int release_due(struct bcoz_thread *t)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint64_t now = __builtin_ia32_rdtsc();
+
+	if (now - t->release_tsc < (1ULL << 17))	/* 40-130 us at 1-3 GHz */
+		return 0;
+	t->release_tsc = now;
+	return 1;
+#else
+	uint64_t now = bcoz_now();
+
+	if (now - t->release_tsc < BCOZ_PERIOD_NS / 8)
+		return 0;
+	t->release_tsc = now;
+	return 1;
+#endif
+}
+
+/*
  * A hand-off (the wrappers of unlocks, signals, posts): publish the delay
  * earned up to now, the time since the last sample included
  * (credit_unsampled()), before the real call wakes anyone.
@@ -900,7 +925,7 @@ void bcoz_release(void)
 	if (!t)
 		return;
 	bcoz_process(t);
-	if (t->last_hit && atomic_load(&exp_active)) {
+	if (t->last_hit && atomic_load(&exp_active) && release_due(t)) {
 		/* our SIGPROF handler defers while we change the counters */
 		t->in_use = 1;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);

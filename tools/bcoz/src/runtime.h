@@ -145,6 +145,7 @@ struct bcoz_thread {
 	uint64_t credited_to;		/* count up to which a hand-off credited ahead */
 	uint64_t debt_ns;		/* credited ahead: owed back by the next hits */
 	uint64_t debt_exp;		/* the experiment the debt belongs to */
+	uint64_t release_tsc;		/* when a hand-off last read the count */
 	uint64_t lost;
 	/* run-queue compensation (kernels without blocked samples) */
 	uint64_t last_run_delay;
