@@ -40,6 +40,8 @@ if [ "$prepare" = 1 ]; then
 	"$REPO/scripts/prepare-tree.sh"
 fi
 [ -f "$TREE/Makefile" ] || die "$TREE is missing; run scripts/prepare-tree.sh (or make tree)"
+[ -f "$KBUILD/vmlinux" ] && need_space 100 "rebuilding the kernel" ||
+	need_space 600 "building the kernel into $KBUILD"
 
 export CCACHE_DIR=${CCACHE_DIR:-/root/.cache/ccache}
 # A fresh clone elsewhere (CI's, a second checkout) shares the cache: paths

@@ -42,6 +42,13 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$have_sha" ] && [ -f "$PRISTINE/Mak
 fi
 
 need xz xz-utils
+# A cold build: this tree (1.5 GB), build/linux (1.5 GB), perf's sources
+# (0.4 GB), a kernel build (0.3 GB) and bperf (0.4 GB).
+if [ -d "$BUILD/linux" ]; then
+	need_space 1700 "extracting the kernel source"
+else
+	need_space 4500 "a first build (kernel source, kernel tree, kernel, bperf)"
+fi
 log "extracting $SRC_TARBALL into $BUILD/src (about 20-60 s)"
 t0=$(now)
 rm -rf "$BUILD/src.tmp" "$stamp"

@@ -36,6 +36,19 @@ need() {
 		die "'$1' not found; install it with: apt-get install -y $2 (or run 'make deps')"
 }
 
+# need_space MB WHAT: fail before a step that writes about MB megabytes under
+# build/ when the file system holding it has less free, instead of failing
+# half-way with ENOSPC in rsync, tar or the compiler.
+need_space() {
+	local avail
+	mkdir -p "$BUILD"
+	avail=$(df -Pm "$BUILD" | awk 'NR == 2 { print $4 }')
+	[ -z "$avail" ] || [ "$avail" -ge "$1" ] && return 0
+	die "$2 needs about $1 MB free under $BUILD; its file system has $avail MB free." \
+	    "Free some space (e.g. the build/ directories of old clones or other" \
+	    "checkouts: 'make clean' or 'rm -rf' them) and re-run"
+}
+
 # Seconds since the epoch, with fractions, for timing.
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }

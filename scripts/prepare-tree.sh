@@ -38,6 +38,8 @@ else
 fi
 
 t0=$(now)
+if [ -f "$TREE/Makefile" ]; then need_space 200 "updating build/linux"
+else need_space 1700 "assembling build/linux (a copy of the kernel source)"; fi
 mkdir -p "$TREE"
 log "syncing $src -> $TREE"
 rsync -a --delete --exclude=/.git "$src/" "$TREE/"
