@@ -55,35 +55,21 @@ def forkjoin(line):
     return args
 
 
+def pipeline_cases():
+    """Each shape's two lines: the reader's (a loop, or a sleep) and the
+    worker's loop."""
+    for prefix, kind, reader_line in (("pipeline", "cpu", "LOOP_R"),
+                                      ("sleep-pipe", "sleep", "SLEEP_R")):
+        for mode in ("reader", "worker", "balanced"):
+            for line, marker in (("R", reader_line), ("W", "LOOP_W")):
+                yield ("%s-%s" % (prefix, mode), "pipeline", "unit_iterations", "pipeline.c",
+                       marker, pipeline(mode, line, kind))
+
+
 # name, program, calibration key, source, marker, args(percent of the line)
-CASES = [
-    ("pipeline-reader", "pipeline", "unit_iterations", "pipeline.c", "LOOP_R",
-     pipeline("reader", "R")),
-    ("pipeline-reader", "pipeline", "unit_iterations", "pipeline.c", "LOOP_W",
-     pipeline("reader", "W")),
-    ("pipeline-worker", "pipeline", "unit_iterations", "pipeline.c", "LOOP_R",
-     pipeline("worker", "R")),
-    ("pipeline-worker", "pipeline", "unit_iterations", "pipeline.c", "LOOP_W",
-     pipeline("worker", "W")),
-    ("pipeline-balanced", "pipeline", "unit_iterations", "pipeline.c", "LOOP_R",
-     pipeline("balanced", "R")),
-    ("pipeline-balanced", "pipeline", "unit_iterations", "pipeline.c", "LOOP_W",
-     pipeline("balanced", "W")),
-    ("sleep-pipe-reader", "pipeline", "unit_iterations", "pipeline.c", "SLEEP_R",
-     pipeline("reader", "R", "sleep")),
-    ("sleep-pipe-reader", "pipeline", "unit_iterations", "pipeline.c", "LOOP_W",
-     pipeline("reader", "W", "sleep")),
-    ("sleep-pipe-worker", "pipeline", "unit_iterations", "pipeline.c", "SLEEP_R",
-     pipeline("worker", "R", "sleep")),
-    ("sleep-pipe-worker", "pipeline", "unit_iterations", "pipeline.c", "LOOP_W",
-     pipeline("worker", "W", "sleep")),
-    ("sleep-pipe-balanced", "pipeline", "unit_iterations", "pipeline.c", "SLEEP_R",
-     pipeline("balanced", "R", "sleep")),
-    ("sleep-pipe-balanced", "pipeline", "unit_iterations", "pipeline.c", "LOOP_W",
-     pipeline("balanced", "W", "sleep")),
-    ("forkjoin", "forkjoin", "unit_iterations", "forkjoin.c", "LOOP_BIG", forkjoin("BIG")),
-    ("forkjoin", "forkjoin", "unit_iterations", "forkjoin.c", "LOOP_SMALL", forkjoin("SMALL")),
-    ("forkjoin", "forkjoin", "unit_iterations", "forkjoin.c", "LOOP_MERGE", forkjoin("MERGE")),
+CASES = list(pipeline_cases()) + [
+    ("forkjoin", "forkjoin", "unit_iterations", "forkjoin.c", "LOOP_" + w, forkjoin(w))
+    for w in ("BIG", "SMALL", "MERGE")] + [
     ("lock", "lock", "o_iterations", "lock.c", "LOOP_L", lambda p: [str(p)]),
     ("lock", "lock", "o_iterations", "lock.c", "LOOP_O", lambda p: ["100", "0", str(p)]),
 ]
