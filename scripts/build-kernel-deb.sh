@@ -30,24 +30,11 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-prepare=1
-for a in "$@"; do
-	case $a in
-	--no-prepare) prepare=0 ;;
-	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-	*) die "unknown argument '$a' (usage: scripts/build-kernel-deb.sh [--no-prepare])" ;;
-	esac
-done
-
-need gcc gcc
-need make make
-need flex flex
-need bison bison
-need bc bc
+kbuild_args "$@"
+need_kbuild_tools
 need dpkg-deb dpkg
 need dpkg-buildpackage dpkg-dev
 need rsync rsync
-need cpio cpio
 need xz xz-utils
 need depmod kmod
 

@@ -36,6 +36,30 @@ need() {
 		die "'$1' not found; install it with: apt-get install -y $2 (or run 'make deps')"
 }
 
+# kbuild_args ARGS...: the kernel build scripts' arguments: --no-prepare
+# (prepare=0: build build/linux as it is) and --help (the script's header).
+kbuild_args() {
+	local a
+	prepare=1
+	for a in "$@"; do
+		case $a in
+		--no-prepare) prepare=0 ;;
+		-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+		*) die "unknown argument '$a' (usage: scripts/$(basename "$0") [--no-prepare])" ;;
+		esac
+	done
+}
+
+# need_kbuild_tools: what building a kernel needs besides the source.
+need_kbuild_tools() {
+	need gcc gcc
+	need make make
+	need flex flex
+	need bison bison
+	need bc bc
+	need cpio cpio
+}
+
 # need_space MB WHAT: fail before a step that writes about MB megabytes under
 # build/ when the file system holding it has less free, instead of failing
 # half-way with ENOSPC in rsync, tar or the compiler.
