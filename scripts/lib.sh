@@ -70,7 +70,7 @@ need_space() {
 	[ -z "$avail" ] || [ "$avail" -ge "$1" ] && return 0
 	die "$2 needs about $1 MB free under $BUILD; its file system has $avail MB free." \
 	    "Free some space (e.g. the build/ directories of old clones or other" \
-	    "checkouts: 'make clean' or 'rm -rf' them) and re-run"
+	    "checkouts: 'make distclean' there, or rm -rf them) and re-run"
 }
 
 # Seconds since the epoch, with fractions, for timing.
