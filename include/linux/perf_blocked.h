@@ -255,6 +255,28 @@ static __always_inline void perf_blocked_finish_switch(void)
 		__perf_blocked_finish_switch();
 }
 
+/*
+ * task-clock pmu::del() of a blocked event: at a switch-out (perf core
+ * stamped it) the hrtimer is not cancelled; see perf_blocked_start_hrtimer().
+ */
+static inline bool perf_blocked_keep_hrtimer(struct perf_event *event)
+{
+	return current->blocked_out_ts != 0;
+}
+
+/*
+ * The hrtimer callback of an active blocked event: a timer kept at a
+ * switch-out may fire on the CPU the task left as the task is switched in
+ * on another one, which cancels it there.  Pairs with the smp_wmb()
+ * between ->oncpu and ->state in event_sched_in().
+ */
+static inline bool perf_blocked_hrtimer_here(struct perf_event *event)
+{
+	/* ->state was ACTIVE: read the ->oncpu written before it */
+	smp_rmb();
+	return READ_ONCE(event->oncpu) == smp_processor_id();
+}
+
 int perf_blocked_check_attr(const struct perf_event_attr *attr);
 int perf_blocked_event_init(struct perf_event *event);
 void perf_blocked_event_del(struct perf_event *event);
@@ -298,6 +320,16 @@ static inline int perf_blocked_check_attr(const struct perf_event_attr *attr)
 static inline int perf_blocked_event_init(struct perf_event *event)
 {
 	return 0;
+}
+
+static inline bool perf_blocked_keep_hrtimer(struct perf_event *event)
+{
+	return false;
+}
+
+static inline bool perf_blocked_hrtimer_here(struct perf_event *event)
+{
+	return true;
 }
 
 static inline void perf_blocked_event_del(struct perf_event *event) { }

@@ -200,8 +200,18 @@ static void perf_blocked_lock_put(void)
 	mutex_unlock(&perf_blocked_lock_mutex);
 }
 
+/*
+ * An event is inactive when it is removed and freed while its task is off
+ * the CPU, and its hrtimer may still be queued from the switch-out.
+ */
+static void perf_blocked_child_destroy(struct perf_event *event)
+{
+	hrtimer_cancel(&event->hw.hrtimer);
+}
+
 static void perf_blocked_event_destroy(struct perf_event *event)
 {
+	hrtimer_cancel(&event->hw.hrtimer);
 	perf_blocked_lock_put();
 	put_callchain_buffers();
 	static_branch_slow_dec_deferred(&perf_blocked_key);
@@ -235,8 +245,10 @@ int perf_blocked_event_init(struct perf_event *event)
 	 * static key reference: the parent is freed only after all its
 	 * children, as upstream does for callchain buffers.
 	 */
-	if (event->parent)
+	if (event->parent) {
+		event->destroy = perf_blocked_child_destroy;
 		return 0;
+	}
 
 	/* The sample's IP comes from the callchain, so always have buffers. */
 	err = get_callchain_buffers(sysctl_perf_event_max_stack);
@@ -713,26 +725,48 @@ queue:
 }
 
 /*
- * task-clock pmu::start() right after perf_blocked_event_add() measured an
- * interval: start the hrtimer at the grid's next point itself, so that the
- * grid does not fall behind by the time add() took.  If emitting took the
- * task past that point, the timer fires as soon as interrupts are enabled
- * again, in the task's own switch-in, and its sample weighs the points up
- * to then: on-CPU time, charged where it was spent.  Returns false if there
- * is no such point; the caller then starts the timer from period_left as
- * usual.
+ * task-clock pmu::start() of a blocked event.  The grid goes on in wall
+ * time across the off-CPU interval, so pmu::del() leaves the hrtimer
+ * queued at a switch-out (perf_blocked_keep_hrtimer()): if the task comes
+ * back on the same CPU before the next point, the timer is still armed
+ * for it and is left alone.  Cancelling and re-arming it at every switch
+ * reprograms the CPU's clock event device twice, as the timer of a 1 kHz
+ * event is usually the CPU's first; under TCG that made a task-clock
+ * event cost more than tracing every switch.  A timer that expires while
+ * its task is off the CPU fires once for nothing (the event is inactive):
+ * at most once per off-CPU interval that covers a point, an interval
+ * whose samples are written at the switch-in anyway.  A timer left on
+ * another CPU is cancelled first (waiting for its callback, which sees
+ * the event is not its CPU's), so it always fires where the event runs.
+ *
+ * After perf_blocked_event_add() measured an interval, the timer is
+ * started at the grid's next point itself, so that the grid does not
+ * fall behind by the time add() took.  If emitting took the task past
+ * that point, the timer fires as soon as interrupts are enabled again, in
+ * the task's own switch-in, and its sample weighs the points up to then:
+ * on-CPU time, charged where it was spent.  Returns false if there is no
+ * such point; the caller then starts the timer from period_left as usual.
  */
 bool perf_blocked_start_hrtimer(struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
+	struct hrtimer *timer = &hwc->hrtimer;
 	u64 next = hwc->blocked_next;
 
+	hwc->blocked_next = 0;
+	if (hrtimer_active(timer)) {
+		if (READ_ONCE(timer->base)->cpu_base->cpu != smp_processor_id())
+			hrtimer_cancel(timer);
+		else if (next && hrtimer_is_queued(timer) &&
+			 ktime_to_ns(hrtimer_get_expires(timer)) == next) {
+			local64_set(&hwc->period_left, 0);
+			return true;
+		}
+	}
 	if (!next)
 		return false;
-	hwc->blocked_next = 0;
 
 	local64_set(&hwc->period_left, 0);
-	hrtimer_start(&hwc->hrtimer, ns_to_ktime(next),
-		      HRTIMER_MODE_ABS_PINNED_HARD);
+	hrtimer_start(timer, ns_to_ktime(next), HRTIMER_MODE_ABS_PINNED_HARD);
 	return true;
 }
