@@ -257,11 +257,14 @@ static __always_inline void perf_blocked_finish_switch(void)
 
 /*
  * task-clock pmu::del() of a blocked event: at a switch-out (perf core
- * stamped it) the hrtimer is not cancelled; see perf_blocked_start_hrtimer().
+ * stamped it) to another task, the hrtimer is not cancelled; see
+ * perf_blocked_start_hrtimer().  A CPU going idle is not kept from
+ * sleeping by a timer whose task is not there: it is cancelled.  The
+ * scheduler has made the next task rq->curr by now.
  */
 static inline bool perf_blocked_keep_hrtimer(struct perf_event *event)
 {
-	return current->blocked_out_ts != 0;
+	return current->blocked_out_ts && !idle_cpu(smp_processor_id());
 }
 
 /*

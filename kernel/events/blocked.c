@@ -727,15 +727,16 @@ queue:
 /*
  * task-clock pmu::start() of a blocked event.  The grid goes on in wall
  * time across the off-CPU interval, so pmu::del() leaves the hrtimer
- * queued at a switch-out (perf_blocked_keep_hrtimer()): if the task comes
- * back on the same CPU before the next point, the timer is still armed
- * for it and is left alone.  Cancelling and re-arming it at every switch
+ * queued at a switch-out to another task (perf_blocked_keep_hrtimer()):
+ * if the task comes back on the same CPU before the next point, the
+ * timer is still armed for it and is left alone.  Cancelling and re-arming it at every switch
  * reprograms the CPU's clock event device twice, as the timer of a 1 kHz
  * event is usually the CPU's first; under TCG that made a task-clock
  * event cost more than tracing every switch.  A timer that expires while
- * its task is off the CPU fires once for nothing (the event is inactive):
- * at most once per off-CPU interval that covers a point, an interval
- * whose samples are written at the switch-in anyway.  A timer left on
+ * its task is off the CPU fires once for nothing (the event is inactive),
+ * in whatever task runs there: at most once per off-CPU interval that
+ * covers a point, an interval whose samples are written at the switch-in
+ * anyway.  It would wake an idle CPU, so a switch to idle cancels it.  A timer left on
  * another CPU is cancelled first (waiting for its callback, which sees
  * the event is not its CPU's), so it always fires where the event runs.
  *
