@@ -7,9 +7,15 @@
  * moves it through the CPU's stopper task, a switch to another task, so
  * its timer is left on the CPU it left) and now and then sleeps.  If the
  * timer stayed behind, the event would take no on-CPU sample until its
- * next switch.  Asserted: the on-CPU points times the period match the
- * event's own task-clock count within 3 periods plus 3 %, and on- plus
- * off-CPU points match the wall time of the run within 20 ms plus 3 %.
+ * next switch, which would write the points it owes as one late sample
+ * of several points.  Asserted: on-CPU samples weigh 1.5 points or less
+ * on average (the timer fired where the task ran), and on- plus off-CPU
+ * points match the wall time of the run within 20 ms plus 3 %.  The
+ * on-CPU points are printed beside the task-clock count: each switch's
+ * own cost is on-CPU time to the task-clock and off-CPU time to blocked
+ * samples (about 25 us a switch in a TCG guest, 170 us on its debug
+ * kernel), see "On-CPU time and the context switch" in
+ * Documentation/admin-guide/perf/blocked-samples.rst.
  *
  * close_while_off: a sleeper shares its CPU with a spinner, so its timer
  * is left queued at each sleep; the event is closed while the sleeper
@@ -55,6 +61,7 @@ TEST_F_TIMEOUT(timer_keep, migrate, 120)
 	struct perf_event_attr attr;
 	struct bs_event ev;
 	uint64_t t0, t1, on, all, count, period;
+	size_t n_on;
 	int cpu[2], turns = 0, naps = 0;
 	pid_t tid = bs_gettid();
 
@@ -82,15 +89,15 @@ TEST_F_TIMEOUT(timer_keep, migrate, 120)
 
 	BS_DRAIN(&ev);
 	on = bs_sum_weight(&ev.smp, tid, BS_ONCPU);
+	n_on = bs_count(&ev.smp, tid, BS_ONCPU);
 	all = bs_sum_weight_all(&ev.smp, tid);
 	TH_LOG("%d moves between CPUs %d and %d, %d naps, in %.1f ms; task-clock %.1f ms, "
-	       "on-CPU points %llu, all points %llu (period %llu ns)", turns, cpu[0], cpu[1],
-	       naps, bs_ms(t1 - t0), bs_ms(count), (unsigned long long)on,
-	       (unsigned long long)all, (unsigned long long)period);
+	       "on-CPU points %llu in %zu samples, all points %llu (period %llu ns)", turns,
+	       cpu[0], cpu[1], naps, bs_ms(t1 - t0), bs_ms(count), (unsigned long long)on,
+	       n_on, (unsigned long long)all, (unsigned long long)period);
 	BS_LOG_SUMMARY("all samples", &ev.smp, tid);
 
-	BS_EXPECT_BETWEEN("on-CPU points x period vs the task-clock count (ns)",
-			  count * 0.97 - 3 * period, on * period, count * 1.03 + 3 * period);
+	BS_EXPECT_BETWEEN("on-CPU points per on-CPU sample", 1, (double)on / (n_on ?: 1), 1.5);
 	BS_EXPECT_BETWEEN("all points x period vs the run's wall time (ns)",
 			  (t1 - t0) * 0.97 - BS_SLACK_NS, all * period,
 			  (t1 - t0) * 1.03 + BS_SLACK_NS);
