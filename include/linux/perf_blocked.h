@@ -95,11 +95,14 @@ static inline void perf_blocked_sched_out(struct task_struct *task)
 }
 
 /*
- * __perf_event_task_sched_in(), after the task's contexts were scheduled
- * in: every blocked event has been through pmu::add(), the interval is
- * over.  Not behind the static key, so that state left while the key was
- * switched off cannot survive a switch.  Most switches are of tasks
- * without an interval in flight: test, do not store.
+ * finish_task_switch(), right after perf_event_task_sched_in(): every
+ * blocked event has been through pmu::add(), the interval is over.  Not
+ * behind a static key, neither ours nor perf_sched_events (perf core's
+ * sched-in is skipped once the last task event is gone), so that a stamp
+ * left by a switch-out before a key was switched off cannot survive into
+ * the task's next run, where a later event's pmu::add() would take it for
+ * a switch.  Most switches are of tasks without an interval in flight:
+ * test, do not store.
  */
 static inline void perf_blocked_sched_in(struct task_struct *task)
 {
