@@ -181,6 +181,11 @@ def main(argv):
             info = "%d%%: %s  SE %.1f, %d run(s)  blocked samples %d (%.0fs) %s" % (
                 level, "n/a" if v is None else "%+.1f" % v, se, runs, st.get("blocked", -1), dt,
                 (re.search(r"io [0-9.]+ ms/iter", so) or [""])[0])
+            m = re.search(r"thread 1 \(light\+io\) ([0-9.]+) ms, thread 2 \(heavy\) ([0-9.]+) ms",
+                          so)
+            if m and float(m.group(1)) > 0:
+                # thread 2's work over thread 1's per round, pauses included
+                info += ", thread 2/thread 1 %.2f" % (float(m.group(2)) / float(m.group(1)))
             if tag != "io" and st.get("blocked", 0) <= 0:
                 result(False, "case %d %s: blocked samples seen" % (case, tag), info)
                 continue
