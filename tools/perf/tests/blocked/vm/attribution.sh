@@ -26,17 +26,20 @@
 # as compute -285 ms, and +253 ms on glibc's tcache_init (outside), beyond
 # the 120 ms allowed.
 #
-# The io phases are printed, not asserted, against two references (see
-# "On-CPU time and the context switch" in
-# Documentation/admin-guide/perf/blocked-samples.rst).  Their thread CPU
-# time includes the context switch and, for a task woken onto an idle CPU,
-# the time from its wake-up to its pick (check_preempt_curr() skips the next
-# runqueue clock update): bperf counts both as off-CPU, 200-500 ms per
-# 10,000 reads under TCG.  The time on the CPU between the thread's
-# switch-ins and switch-outs by the sched_switch tracepoint (within the io
-# spans alternate -p writes) has neither, but the tracepoint fires at the
-# pick, before perf core's switch-out and switch-in, so the switch itself
-# is still on its side.
+# The io phases are printed, not asserted, against three references.  Their
+# thread CPU time includes the context switch and, for a task woken onto
+# an idle CPU, the time from its wake-up to its pick (check_preempt_curr()
+# skips the next runqueue clock update), which bperf counts as off-CPU:
+# 30-50 us per read under TCG, 9 us on a KVM host (see "On-CPU time and the
+# context switch" in Documentation/admin-guide/perf/blocked-samples.rst).
+# The time on the CPU by the sched_switch tracepoint (within the io spans
+# alternate -p writes) has neither, but the tracepoint fires at the pick,
+# before perf core's switch-out and switch-in, so the switch is on its
+# side.  The program's own task-clock counter runs between the same two
+# hooks as the sampling event, so it is the reference the points should
+# meet; they fall 120-220 ms (7-13 %) short of it in 12,000 reads: an open
+# defect of the blocked event's on/off split for short on-CPU intervals
+# (about 15 us per switch-in; plain sampling, --no-blocked, is within 4 us).
 #
 # Uses from run-vm-tests.sh: BPERF, DEVICE, here, OUT; the cwd is scratch.
 ALT_MS=${ALT_MS:-6000}
@@ -104,7 +107,7 @@ alt_trace_stop() {
 }
 
 attribution_test() {
-	local rc period wall tol phase cpu pts got d lost name trace_on
+	local rc period wall tol phase cpu tc pts got d lost name trace_on
 
 	if ! gcc -O1 -g -o alternate "$here/alternate.c"; then
 		bad "attribution: compile alternate.c"
@@ -159,11 +162,14 @@ attribution_test() {
 	tol=$(awk -v w="$wall" -v t="$ALT_TOL" 'BEGIN { printf "%.1f", w * t / 100 }')
 	for phase in compute outside io; do
 		cpu=$(awk -v p=$phase '$1 == "phase" && $2 == p { print $4 }' al.txt)
+		tc=$(awk -v p=$phase '$1 == "phase" && $2 == p {
+			for (i = 3; i < NF; i++) if ($i == "task-clock") print $(i + 1) }' al.txt)
 		pts=$(awk -v p=$phase '$1 == p { print $2 }' al-points.txt)
 		got=$(awk -v n="${pts:-0}" -v p="$period" 'BEGIN { printf "%.1f", n * p / 1e6 }')
 		d=$(awk -v a="$got" -v b="${cpu:-0}" 'BEGIN { printf "%+.1f", a - b }')
 		if [ $phase = io ]; then
 			diag "not asserted (see the header): io: on-CPU points x period $got ms;" \
+				"its task-clock count ${tc:-?} ms ($(awk -v a="$got" -v b="${tc:-0}" 'BEGIN { printf "%+.1f", a - b }') ms);" \
 				"its thread CPU time ${cpu:-?} ms ($d ms);" \
 				"on the CPU by sched_switch ${trace_on:-?} ms" \
 				"($(awk -v a="$got" -v b="${trace_on:-0}" 'BEGIN { printf "%+.1f", a - b }') ms)"
