@@ -211,7 +211,7 @@ static void perf_blocked_child_destroy(struct perf_event *event)
 
 static void perf_blocked_event_destroy(struct perf_event *event)
 {
-	hrtimer_cancel(&event->hw.hrtimer);
+	perf_blocked_child_destroy(event);
 	perf_blocked_lock_put();
 	put_callchain_buffers();
 	static_branch_slow_dec_deferred(&perf_blocked_key);
@@ -729,16 +729,17 @@ queue:
  * time across the off-CPU interval, so pmu::del() leaves the hrtimer
  * queued at a switch-out to another task (perf_blocked_keep_hrtimer()):
  * if the task comes back on the same CPU before the next point, the
- * timer is still armed for it and is left alone.  Cancelling and re-arming it at every switch
- * reprograms the CPU's clock event device twice, as the timer of a 1 kHz
- * event is usually the CPU's first; under TCG that made a task-clock
- * event cost more than tracing every switch.  A timer that expires while
- * its task is off the CPU fires once for nothing (the event is inactive),
- * in whatever task runs there: at most once per off-CPU interval that
- * covers a point, an interval whose samples are written at the switch-in
- * anyway.  It would wake an idle CPU, so a switch to idle cancels it.  A timer left on
- * another CPU is cancelled first (waiting for its callback, which sees
- * the event is not its CPU's), so it always fires where the event runs.
+ * timer is still armed for it and is left alone.  Cancelling and
+ * re-arming it at every switch reprograms the CPU's clock event device
+ * twice, as the timer of a 1 kHz event is usually the CPU's first; under
+ * TCG that made a task-clock event cost more than tracing every switch.
+ * A timer that expires while its task is off the CPU fires once for
+ * nothing (the event is inactive), in whatever task runs there: at most
+ * once per off-CPU interval that covers a point, an interval whose
+ * samples are written at the switch-in anyway.  It would wake an idle
+ * CPU, so a switch to idle cancels it.  A timer left on another CPU is
+ * cancelled first (waiting for its callback, which sees the event is not
+ * its CPU's), so it always fires where the event runs.
  *
  * After perf_blocked_event_add() measured an interval, the timer is
  * started at the grid's next point itself, so that the grid does not
