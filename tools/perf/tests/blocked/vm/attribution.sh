@@ -38,8 +38,10 @@
 # side.  The program's own task-clock counter runs between the same two
 # hooks as the sampling event, so it is the reference the points should
 # meet; they fall 120-220 ms (7-13 %) short of it in 12,000 reads: an open
-# defect of the blocked event's on/off split for short on-CPU intervals
-# (about 15 us per switch-in; plain sampling, --no-blocked, is within 4 us).
+# defect of the blocked event's on/off split for short on-CPU intervals,
+# not of its stamps (their on-CPU sum matches the counter; the waits get
+# more grid points than their length): see the admin guide's section.
+# Plain sampling (--no-blocked) is within 4 us per switch of the counter.
 #
 # Uses from run-vm-tests.sh: BPERF, DEVICE, here, OUT; the cwd is scratch.
 ALT_MS=${ALT_MS:-6000}
