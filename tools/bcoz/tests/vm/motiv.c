@@ -17,6 +17,9 @@
  * about 3 in case 1, 0.15 in case 2), the check that the case held.
  *
  *   motiv PATH CASE SECONDS [ROUNDS]
+ * MOTIV_ITERS=LIGHT,HEAVY skips the warm-up and runs with those loop counts
+ * (what a first run printed): the runs appended to one profile are then of
+ * one program, not of three calibrations.
  * SECONDS 0 means: run exactly ROUNDS iterations (fixed work, for benchmarks),
  * or without ROUNDS until SIGTERM/SIGINT (bcoz run --experiments N sends it).
  * The signal ends any run at the next round.
@@ -244,8 +247,13 @@ int main(int argc, char **argv)
 	light_iters = (long)(0.1 * io_s / per_iter);
 	target = cs == 1 ? 3.0 : 0.15;
 	heavy_iters = (long)(target * 1.1 * io_s / per_iter);
-	printf("motiv: case %d io %.3f ms/iter, light %ld, heavy %ld iterations\n", cs,
-	       io_s * 1e3, light_iters, heavy_iters);
+	/* the same program again: another run of one profile */
+	if (getenv("MOTIV_ITERS") &&
+	    sscanf(getenv("MOTIV_ITERS"), "%ld,%ld", &light_iters, &heavy_iters) == 2)
+		warm = 0;
+	printf("motiv: case %d io %.3f ms/iter, light %ld, heavy %ld iterations%s\n", cs,
+	       io_s * 1e3, light_iters, heavy_iters, warm ? "" : " (MOTIV_ITERS)");
+	run_start = now();
 	pthread_barrier_init(&bar, NULL, 2);
 	pthread_create(&a, NULL, thread1, NULL);
 	pthread_create(&b, NULL, thread2, NULL);

@@ -29,7 +29,10 @@ level (--experiments), whatever the speed of the machine or the guest; a run
 that does not get there within BCOZ_TEST_TIMEOUT seconds (default 600) fails
 saying so.  More runs are appended to the profile while the prediction's
 bootstrap standard error is above 3.5 points (BCOZ_TEST_SE), up to 3 runs
-(tests/precision.py); there are no retries.  Prints TAP (tests/tap.py).
+(tests/precision.py); there are no retries.  motiv calibrates its case
+in each run (a warm-up of both threads); the runs of a case after its
+first reuse the loop counts the first one found (MOTIV_ITERS), so that one
+profile holds one program.  Prints TAP (tests/tap.py).
 
 usage: vm_tests.py [-o OUTDIR] [--per-level N] [--demo] DEVICE_OR_FILE
   --per-level N  experiments per speedup level and run (default 6)
@@ -102,11 +105,11 @@ def main(argv):
     tap = Tap()
     result = tap.result
 
-    def run(tag, prof, args, cmd, more=1):
+    def run(tag, prof, args, cmd, more=1, env_extra=None):
         stats = os.path.join(out, tag + ".stats")
         if os.path.exists(stats):
             os.unlink(stats)
-        env = dict(os.environ, BCOZ_STATS=stats)
+        env = dict(os.environ, BCOZ_STATS=stats, **(env_extra or {}))
         nlev = len(args[args.index("--speedups") + 1].split(","))
         args = ["--experiments", str(per_level * nlev * more)] + args
         t0 = time.time()
@@ -149,6 +152,10 @@ def main(argv):
         if os.path.exists(prof):
             os.unlink(prof)
         got = {}
+        # Every run of the case, whatever the selection, appends to one
+        # profile: after the first, motiv runs with the loop counts that
+        # run calibrated (MOTIV_ITERS), so the profile is of one program.
+        iters = {}
         # The I/O subclass is only the [I] part of the reads (not the
         # on-CPU syscall work nor the [S] wait for a CPU after each one
         # that the pread line also covers): 15-30 % of thread 1's time
@@ -165,7 +172,12 @@ def main(argv):
 
             def run_once(n, tag=tag, args=args, lv=lv, st=st):
                 so, st1, dt1 = run("case%d-%s" % (case, tag), prof,
-                                   args + ["--speedups", lv], [motiv, dev, str(case), "0"])
+                                   args + ["--speedups", lv], [motiv, dev, str(case), "0"],
+                                   env_extra=iters.get("env"))
+                light, heavy = re.search(r"light (\d+),", so), \
+                    re.findall(r"heavy (\d+) iterations", so)
+                if "env" not in iters and light and heavy:
+                    iters["env"] = {"MOTIV_ITERS": "%s,%s" % (light.group(1), heavy[-1])}
                 st["so"], st["dt"] = so, st.get("dt", 0) + dt1
                 st["blocked"] = st.get("blocked", 0) + st1.get("blocked", 0)
             try:
