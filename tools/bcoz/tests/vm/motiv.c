@@ -54,7 +54,8 @@ static pthread_barrier_t bar;
 static volatile int stop;
 static double seconds;
 static long rounds, max_rounds;
-static double t1_busy, t2_busy, run_start;	/* seconds in each thread's own work */
+static double t1_busy, t2_busy;	/* seconds in each thread's own work */
+static double run_start;		/* after the warm-up */
 
 static double now(void)
 {
@@ -147,7 +148,7 @@ static void warm_round(double started)
 
 static void *thread1(void *arg)
 {
-	double tw = now(), t0 = tw;
+	double tw = now();	/* the warm-up's start; run_start, the run's */
 
 	for (long it = 0;; it++) {
 		double b = now(), d;
@@ -159,13 +160,14 @@ static void *thread1(void *arg)
 			warm1[nwarm] = d;
 		else
 			t1_busy += d;
-		if (stop_requested || (!warm && (seconds > 0 ? now() - t0 > seconds :
+		if (stop_requested || (!warm && (seconds > 0 ? now() - run_start > seconds :
 						 max_rounds && rounds + 1 >= max_rounds)))
 			stop = 1;
 		pthread_barrier_wait(&bar);
 		if (warm) {
 			warm_round(tw);
-			t0 = run_start = now();
+			if (!warm)
+				run_start = now();
 		} else {
 			COZ_PROGRESS; /* PROGRESS */
 			rounds++;

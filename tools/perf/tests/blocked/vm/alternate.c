@@ -45,21 +45,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/perf_event.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "selfclock.h"
+
 static volatile unsigned long sink;
-
-static double now_ms(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static size_t bytes = 512;
 
@@ -101,44 +93,21 @@ __attribute__((noinline)) static void phase_compute(double ms)
 /* this thread's own task-clock counter, -1 if perf events are not allowed */
 static int tc_fd = -1;
 
-static double task_clock_ms(void)
-{
-	unsigned long long v;
-
-	if (tc_fd < 0 || read(tc_fd, &v, sizeof(v)) != sizeof(v))
-		return 0;
-	return v / 1e6;
-}
-
-static void open_task_clock(void)
-{
-	struct perf_event_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	tc_fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
-}
-
-struct tally {
+/* clock readings, and sums of differences between them */
+struct clocks {
 	double cpu, wall, tc;
 };
 
-struct mark {
-	double cpu, wall, tc;
-};
-
-static void mark(struct mark *m)
+static void mark(struct clocks *m)
 {
 	m->wall = now_ms(CLOCK_MONOTONIC);
 	m->cpu = now_ms(CLOCK_THREAD_CPUTIME_ID);
-	m->tc = task_clock_ms();
+	m->tc = task_clock_ms(tc_fd);
 }
 
-static void add_since(struct tally *t, const struct mark *m)
+static void add_since(struct clocks *t, const struct clocks *m)
 {
-	struct mark e;
+	struct clocks e;
 
 	mark(&e);
 	t->cpu += e.cpu - m->cpu;
@@ -150,8 +119,8 @@ int main(int argc, char **argv)
 {
 	double run_ms = 6000, io_ms = 200, cpu_ms = 100, end;
 	const char *device = "/dev/vda";
-	struct tally io = { 0 }, cp = { 0 }, all = { 0 }, life = { 0 };
-	struct mark m, start, named;
+	struct clocks io = { 0 }, cp = { 0 }, all = { 0 }, life = { 0 };
+	struct clocks m, start, named;
 	unsigned int seed = 1;
 	FILE *phases = NULL;
 	long reads = 0, n, rounds = 0;
@@ -189,7 +158,7 @@ int main(int argc, char **argv)
 		}
 	}
 	prctl(PR_SET_NAME, "al-main");
-	open_task_clock();
+	tc_fd = task_clock_open();
 	mark(&named);
 
 	fd = open(device, O_RDONLY | O_DIRECT);

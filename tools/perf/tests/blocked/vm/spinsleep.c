@@ -10,27 +10,14 @@
  *   wall <ms> cpu <ms> task-clock <ms> sleeps <n>
  */
 #define _GNU_SOURCE
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
-static double now_ms(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+#include "selfclock.h"
 
 int main(int argc, char **argv)
 {
-	struct perf_event_attr a;
-	unsigned long long tc0, tc1;
-	double spin, t0, c0;
+	double spin, t0, c0, tc0;
 	struct timespec ts;
 	long n = 0;
 	int fd;
@@ -42,12 +29,9 @@ int main(int argc, char **argv)
 	spin = atof(argv[1]);
 	ts.tv_sec = 0;
 	ts.tv_nsec = (long)(atof(argv[2]) * 1e6);
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
-	if (fd < 0 || read(fd, &tc0, sizeof(tc0)) != sizeof(tc0)) {
+	fd = task_clock_open();
+	tc0 = task_clock_ms(fd);
+	if (tc0 < 0) {
 		perror("spinsleep: task-clock counter");
 		return 1;
 	}
@@ -61,9 +45,7 @@ int main(int argc, char **argv)
 		nanosleep(&ts, NULL);
 		n++;
 	}
-	if (read(fd, &tc1, sizeof(tc1)) != sizeof(tc1))
-		return 1;
 	printf("wall %.1f cpu %.1f task-clock %.1f sleeps %ld\n", now_ms(CLOCK_MONOTONIC) - t0,
-	       now_ms(CLOCK_THREAD_CPUTIME_ID) - c0, (tc1 - tc0) / 1e6, n);
+	       now_ms(CLOCK_THREAD_CPUTIME_ID) - c0, task_clock_ms(fd) - tc0, n);
 	return 0;
 }
