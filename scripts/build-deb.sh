@@ -118,8 +118,8 @@ Section: devel
 Priority: optional
 Description: on- and off-CPU profiling with blocked samples: bperf and bcoz
  bperf is perf 6.1 that records blocked samples (the time threads spend
- off the CPU, typed I/O, lock, scheduling or other, on the same sampling
- grid as on-CPU samples), weighs reports by time and draws interactive
+ off the CPU, typed I/O, lock, scheduling or other, sampled with the same
+ period as the on-CPU samples), weighs reports by time and draws interactive
  hot/cold flame graphs.  bcoz is a COZ-style causal profiler that also
  speeds up off-CPU time.  Blocked samples need the patched kernel
  (CONFIG_PERF_BLOCKED_SAMPLES); on other kernels bperf records on-CPU

@@ -2,12 +2,12 @@
 /*
  * Blocked samples: off-CPU samples of the perf task-clock event.
  *
- * A task-clock sampling event opened with attr.blocked keeps its sampling
- * grid running while the task is off the CPU.  When the task is switched
- * back in, the sampling points that fell into the off-CPU interval are
- * emitted as (at most two) weighted samples: one for the time the task was
- * blocked, typed by why it blocked (I/O, lock, other), and one for the time
- * it waited runnable for a CPU (scheduling).  See
+ * A task-clock sampling event opened with attr.blocked also samples the
+ * time its task spends off the CPU: a sampling point every period of it.
+ * When the task is switched back in, the points that fell into the off-CPU
+ * interval are emitted as (at most two) weighted samples: one for the time
+ * the task was blocked, typed by why it blocked (I/O, lock, other), and one
+ * for the time it waited runnable for a CPU (scheduling).  See
  * Documentation/admin-guide/perf/blocked-samples.rst.
  *
  * The scheduler and perf core call the hooks below.  Without
@@ -32,11 +32,14 @@ enum perf_blocked_class {
 
 /* The task-clock hrtimer's shortest period, ns: attr.blocked needs >= it. */
 #define PERF_BLOCKED_MIN_PERIOD	10000ULL
+/* How far ahead of its point an on-CPU sample may fire, ns (two clocks). */
+#define PERF_BLOCKED_EARLY_NS	2000ULL
 
 #ifdef CONFIG_PERF_BLOCKED_SAMPLES
 
 #include <linux/jump_label_ratelimit.h>
 #include <linux/llist.h>
+#include <linux/math64.h>
 #include <linux/percpu.h>
 #include <linux/timekeeping.h>
 
@@ -191,40 +194,35 @@ static inline bool perf_blocked_ctx_noswap(struct perf_event_context *ctx,
 }
 
 /*
- * The task-clock hrtimer fired for an on-CPU sample of a blocked event.
- * The sample stands for every grid point that passed since the previous
- * one, up to now and no further: 1 when the timer was on time, more when
- * its interrupt came late (a long irqs-off section, a virtual CPU that was
- * not running).  Points whose interrupt the task did not stay on the CPU
- * for were emitted where it left (see perf_blocked_event_del()), so none
- * is carried into code that runs later.  Forwarding the timer here both
- * counts them and keeps the grid's phase; the caller's own forward then
- * finds nothing left to do.
+ * The hrtimer callback's sample of a blocked event, after
+ * perf_blocked_hrtimer_due() counted the points it stands for into
+ * hw.last_period: 1 when the timer was on time, more when its interrupt
+ * came late (a long irqs-off section, a virtual CPU that was not running).
  */
 static inline void perf_blocked_oncpu_sample(struct perf_event *event,
-					     struct perf_sample_data *data,
-					     struct hrtimer *timer, u64 period)
+					     struct perf_sample_data *data)
 {
 	u64 points;
 
 	if (!event->attr.blocked)
 		return;
 
-	points = hrtimer_forward_now(timer, ns_to_ktime(period)) ?: 1;
+	points = div64_u64(data->period, event->hw.sample_period);
 
 	/*
 	 * This sample exhausts the event_limit.  The timer can fire as the
 	 * switch-in enables interrupts, before perf_blocked_finish_switch()
 	 * wrote the samples of the interval that ended there; the disable
 	 * this sample queues may then come first, and its pmu::del() would
-	 * write them past the limit.  Drop them, as samples past it are.
+	 * write them past the limit.  Drop them, as samples past it are, and
+	 * the on-CPU points until the event is enabled again.
 	 */
 	if (atomic_read(&event->event_limit) == 1) {
+		event->hw.blocked_stopped = 1;
 		event->hw.blocked_pend = 0;
 		event->hw.blocked_pend_sched = 0;
 		event->hw.blocked_due = 0;
 	}
-	data->period = points * event->hw.sample_period;
 	if (event->attr.sample_type & PERF_SAMPLE_WEIGHT) {
 		data->weight.full = points;
 		data->sample_flags |= PERF_SAMPLE_WEIGHT_TYPE;
@@ -288,6 +286,8 @@ int perf_blocked_event_init(struct perf_event *event);
 void perf_blocked_event_del(struct perf_event *event);
 void perf_blocked_event_add(struct perf_event *event);
 bool perf_blocked_start_hrtimer(struct perf_event *event);
+bool perf_blocked_hrtimer_due(struct perf_event *event,
+			      enum hrtimer_restart *ret);
 
 #else /* !CONFIG_PERF_BLOCKED_SAMPLES */
 
@@ -309,8 +309,7 @@ static inline bool perf_blocked_ctx_noswap(struct perf_event_context *ctx,
 }
 
 static inline void perf_blocked_oncpu_sample(struct perf_event *event,
-					     struct perf_sample_data *data,
-					     struct hrtimer *timer, u64 period) { }
+					     struct perf_sample_data *data) { }
 
 static inline u16 perf_blocked_sample_misc(const struct perf_sample_data *data)
 {
@@ -344,6 +343,12 @@ static inline void perf_blocked_event_add(struct perf_event *event) { }
 static inline bool perf_blocked_start_hrtimer(struct perf_event *event)
 {
 	return false;
+}
+
+static inline bool perf_blocked_hrtimer_due(struct perf_event *event,
+					    enum hrtimer_restart *ret)
+{
+	return true;
 }
 
 #endif /* CONFIG_PERF_BLOCKED_SAMPLES */

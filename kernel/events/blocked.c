@@ -2,12 +2,11 @@
 /*
  * Blocked samples: off-CPU samples for the task-clock event.
  *
- * A sampling task-clock event normally samples a task only while it runs:
- * its hrtimer is cancelled at switch-out and re-armed with the remaining
- * time at switch-in, so the sampling grid stops while the task is away.
- * With attr.blocked the grid keeps its phase across the gap, and the
- * sampling points that fell into it are emitted at switch-in, as at most
- * two samples:
+ * A sampling task-clock event samples a task only while it runs: a point
+ * falls due every period of the task's on-CPU time, its count.  With
+ * attr.blocked the task's off-CPU time has sampling points of its own, one
+ * every period of off-CPU time, and those that fell into an off-CPU
+ * interval are emitted at switch-in, as at most two samples:
  *
  *   out ............. wake-up ............ in
  *   |<---- blocked ---->|<---- runnable --->|
@@ -18,7 +17,19 @@
  * preempted task never blocked, so its whole interval is [S].  Each sample
  * carries the number of sampling points it stands for as its weight, and
  * that many periods as its period, so tools that sum periods count the
- * off-CPU time correctly without knowing about weights.
+ * off-CPU time correctly without knowing about weights.  Over any stretch
+ * of the task's life the points add up to its wall time, within a period
+ * on and one off.
+ *
+ * The two grids are apart on purpose.  One grid in wall time across both
+ * (the hrtimer left running across the gap) lets the program and the
+ * sampling see each other: a sample's own cost, and an interrupt held off
+ * until after its point, are spent just after a point, so a program that
+ * switches every few periods' worth of microseconds shifts its switches
+ * against the grid, and its waits catch more points than their length.  A
+ * spin-sleep loop in a TCG guest (100 us on, 50 us off) had 15 % more
+ * points off the CPU than it was off, and as many fewer on it.  Counted
+ * apart, each side's points follow its own time only.
  *
  * Where the work is done:
  *  - __schedule() tags the task with the class at a real switch; perf
@@ -29,11 +40,12 @@
  *    touch tasks with a perf context, see <linux/perf_blocked.h>.  No
  *    list of events is walked on a switch.
  *  - pmu::del() of each blocked event remembers which switch-out it saw
- *    (the task's stamp), and counts the on-CPU points its held-off timer
- *    did not sample; pmu::add() computes the split; pmu::start()
- *    restarts the hrtimer at the grid's next point.  The grid phase stays
- *    in the event, so several blocked events on one task (a recorder and
- *    a profiler, two per-CPU sessions) each get exact results.
+ *    (the task's stamp) and when its count stopped, and counts the on-CPU
+ *    points its held-off timer did not sample; pmu::add() counts the
+ *    interval's off-CPU points and splits them; pmu::start() sets the
+ *    hrtimer for the count's next point.  Both grids are the event's own,
+ *    so several blocked events on one task (a recorder and a profiler,
+ *    two per-CPU sessions) each get exact results.
  *  - Nothing is unwound or written while the scheduler holds the
  *    runqueue lock: add() only counts points and puts the event on a
  *    per-CPU list, which finish_task_switch() empties once it unlocked
@@ -239,6 +251,9 @@ int perf_blocked_event_init(struct perf_event *event)
 
 	/* Enabled from now on, if it is (see perf_blocked_set_state()). */
 	event->hw.blocked_on = ktime_get_mono_fast_ns();
+	/* The first points: a period of on-CPU and of off-CPU time away. */
+	event->hw.blocked_count_next = event->hw.sample_period;
+	event->hw.blocked_off_left = event->hw.sample_period;
 
 	/*
 	 * An inherited event relies on its parent's callchain buffers and
@@ -470,9 +485,9 @@ perf_blocked_context(struct perf_event *event, struct pt_regs *regs)
  * was held off before the switch-out, then the blocked and the runnable
  * part of the off-CPU interval.  Runs in the task's own context with
  * interrupts off: from finish_task_switch() after the switch-in, or from
- * pmu::del() if the event leaves before that ran.  The samples carry the task's present IP
- * and callchain, which for all three is the place it went to sleep (or,
- * with exclude_kernel, the syscall site).
+ * pmu::del() if the event leaves before that ran.  The samples carry the
+ * task's present IP and callchain, which for all three is the place it went
+ * to sleep (or, with exclude_kernel, the syscall site).
  */
 static void perf_blocked_emit(struct perf_event *event)
 {
@@ -517,15 +532,12 @@ static void perf_blocked_emit(struct perf_event *event)
 	rcu_read_unlock();
 
 	/*
-	 * Stop the on-CPU samples too, as perf_swevent_hrtimer() does.  The
-	 * points the timer had due are dropped with them: it is set a period
-	 * from now, so that neither the cancel in pmu::del() nor the restart
-	 * at unthrottle (from period_left) sees them as overdue.
+	 * Stop the on-CPU samples too, as perf_swevent_hrtimer() does, and
+	 * drop the points until they restart (perf_blocked_skip()).
 	 */
-	if (stop && hrtimer_try_to_cancel(&hwc->hrtimer) >= 0) {
-		hrtimer_set_expires(&hwc->hrtimer,
-				    ktime_add_ns(ktime_get(), hwc->sample_period));
-		local64_set(&hwc->period_left, hwc->sample_period);
+	if (stop) {
+		hwc->blocked_stopped = 1;
+		hrtimer_try_to_cancel(&hwc->hrtimer);
 	}
 
 	/* Lets perf lower perf_event_max_sample_rate if this is too slow. */
@@ -580,66 +592,75 @@ static void perf_blocked_queue(struct perf_event *event)
 }
 
 /*
- * pmu::del(), after the hrtimer was cancelled and hw.period_left holds the
- * time to the next sampling point.  Only a context switch (perf core
- * stamped the task's switch-out, perf_blocked_sched_out()) starts an
- * interval; the event remembers the stamp of the switch-out it saw.
+ * The event's samples stopped (its event_limit ran out, or it was
+ * throttled while writing blocked samples): drop the on-CPU points its
+ * count passed until now, as upstream drops the samples of a stopped
+ * event, and go on from the next one.
+ */
+static void perf_blocked_skip(struct perf_event *event, u64 count)
+{
+	struct hw_perf_event *hwc = &event->hw;
+	u64 period = hwc->sample_period, next = hwc->blocked_count_next;
+
+	hwc->blocked_stopped = 0;
+	if (count >= next)
+		hwc->blocked_count_next = next + period *
+			(div64_u64(count - next, period) + 1);
+}
+
+/*
+ * pmu::del(), with the event's count brought up to date.  Only a context
+ * switch (perf core stamped the task's switch-out, perf_blocked_sched_out())
+ * starts an interval; the event remembers the stamp of the switch-out it
+ * saw.
  */
 void perf_blocked_event_del(struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
-	s64 left = local64_read(&hwc->period_left);
+	u64 count = local64_read(&event->count);
 	u64 out = current->blocked_out_ts;
 	u64 period = hwc->sample_period, due;
 
 	/* Leaving before the switch-in wrote its samples: write them now. */
 	if (hwc->blocked_pend | hwc->blocked_pend_sched | hwc->blocked_due)
 		perf_blocked_emit(event);
+	if (hwc->blocked_stopped)
+		perf_blocked_skip(event, count);
 
-	if (out) {
-		/*
-		 * period_left was read before hrtimer_cancel(); the timer's
-		 * expiry is the next point itself, so the off-CPU grid does
-		 * not lose the time the cancel took.
-		 */
-		left = ktime_to_ns(hrtimer_get_expires(&hwc->hrtimer)) -
-		       (s64)out;
-	}
-
-	if (period) {
-		/*
-		 * left <= 0: points fell due before the switch-out (or the
-		 * disable) and were not sampled.  The grid goes on from its
-		 * first point still ahead.  They are on-CPU time spent on
-		 * the way to where the task is now; an event not bound to a
-		 * CPU is added again at the task's next switch-in, where the
-		 * task's stack is the same, so it emits them then, outside
-		 * the runqueue lock.  An event bound to a CPU may not see the
-		 * task again before it ran elsewhere: it emits them here.
-		 * A throttled event's timer was stopped on purpose: its
-		 * points are dropped, as upstream drops them.
-		 */
-		if (left <= 0) {
-			due = div64_u64(-left, period) + 1;
-			left += due * period;
-			if (hwc->interrupts != PERF_BLOCKED_THROTTLED) {
-				hwc->blocked_due = due;
-				if (event->cpu != -1 || !out)
-					perf_blocked_emit(event);
-			}
+	/*
+	 * The count passed points its timer did not sample: their interrupt
+	 * was held off until the switch-out (or the disable).  They are
+	 * on-CPU time spent on the way to where the task is now; an event
+	 * not bound to a CPU is added again at the task's next switch-in,
+	 * where the task's stack is the same, so it emits them then, outside
+	 * the runqueue lock.  An event bound to a CPU may not see the task
+	 * again before it ran elsewhere: it emits them here.  A throttled
+	 * event's timer was stopped on purpose: its points are dropped, as
+	 * upstream drops them.
+	 */
+	if (period && count >= hwc->blocked_count_next) {
+		due = div64_u64(count - hwc->blocked_count_next, period) + 1;
+		hwc->blocked_count_next += due * period;
+		if (hwc->interrupts != PERF_BLOCKED_THROTTLED) {
+			hwc->blocked_due = due;
+			if (event->cpu != -1 || !out)
+				perf_blocked_emit(event);
 		}
-		local64_set(&hwc->period_left, left);
 	}
 
-	hwc->blocked_next = 0;
+	/*
+	 * The off-CPU interval starts where the count stopped, at the
+	 * context's last time update, not at the task's stamp taken a little
+	 * before: the time between is on-CPU time to the count.
+	 */
 	hwc->blocked_out = out;
+	hwc->blocked_stop = event->ctx->timestamp;
 }
 
 /*
  * pmu::add(), before the hrtimer is started: if the task is coming back
- * from an off-CPU interval this event measured, count its samples, queue
- * them to be written after the switch, and set hw.period_left so the grid
- * continues where it would have been.
+ * from an off-CPU interval this event measured, count its points and queue
+ * them to be written after the switch.
  */
 void perf_blocked_event_add(struct perf_event *event)
 {
@@ -649,7 +670,6 @@ void perf_blocked_event_add(struct perf_event *event)
 	u64 seen = hwc->blocked_out;
 	u64 period = hwc->sample_period;
 	u64 now, wake, delta, first, n, n_blocked;
-	s64 left;
 
 	hwc->blocked_out = 0;
 	if (!out || class == PERF_BLOCKED_NONE || !period)
@@ -670,20 +690,28 @@ void perf_blocked_event_add(struct perf_event *event)
 		goto queue;
 
 	/*
-	 * CLOCK_MONOTONIC, the clock of the hrtimer that drives the on-CPU
-	 * grid, so the off-CPU points land on the same grid.  It is read on
-	 * different CPUs at switch-out, wake-up and switch-in: clamp rather
-	 * than trust the ordering.
+	 * Off-CPU time has a sampling grid of its own: a point every period
+	 * of the task's off-CPU time, hw.blocked_off_left from the
+	 * switch-out to the next.  The interval is the time the count stood
+	 * still: from the context's time update at the switch-out to the one
+	 * at this switch-in (perf_clock(), the count's clock).  An event that
+	 * takes over an interval another one saw has only the task's stamp.
+	 * The clocks are read on different CPUs: clamp rather than trust the
+	 * ordering.
 	 */
-	now = ktime_get_mono_fast_ns();
-	delta = now > out ? now - out : 0;
-
-	left = local64_read(&hwc->period_left);
-	first = clamp_t(s64, left, 1, period);
+	if (seen == out) {
+		now = event->ctx->timestamp;
+		delta = now > hwc->blocked_stop ? now - hwc->blocked_stop : 0;
+	} else {
+		now = ktime_get_mono_fast_ns();
+		delta = now > out ? now - out : 0;
+	}
+	first = clamp_t(u64, hwc->blocked_off_left, 1, period);
 
 	n = perf_blocked_points(delta, first, period);
+	hwc->blocked_off_left = first + n * period - delta;
 	if (!n)
-		goto resume;
+		goto queue;
 
 	if (class == PERF_BLOCKED_SCHED) {
 		n_blocked = 0;
@@ -701,14 +729,6 @@ void perf_blocked_event_add(struct perf_event *event)
 	hwc->blocked_pend_sched = n - n_blocked;
 	hwc->blocked_pend_class = class;
 
-resume:
-	/*
-	 * The next point is first + n * period after the switch-out.  The
-	 * timer is started there, not at a delay from now, so the grid does
-	 * not drift by the time the switch-in takes.
-	 */
-	hwc->blocked_next = out + first + n * period;
-	local64_set(&hwc->period_left, first + n * period - delta);
 queue:
 	if (!(hwc->blocked_pend | hwc->blocked_pend_sched | hwc->blocked_due))
 		return;
@@ -725,50 +745,84 @@ queue:
 }
 
 /*
- * task-clock pmu::start() of a blocked event.  The grid goes on in wall
- * time across the off-CPU interval, so pmu::del() leaves the hrtimer
- * queued at a switch-out to another task (perf_blocked_keep_hrtimer()):
- * if the task comes back on the same CPU before the next point, the
- * timer is still armed for it and is left alone.  Cancelling and
- * re-arming it at every switch reprograms the CPU's clock event device
- * twice, as the timer of a 1 kHz event is usually the CPU's first; under
- * TCG that made a task-clock event cost more than tracing every switch.
- * A timer that expires while its task is off the CPU fires once for
- * nothing (the event is inactive), in whatever task runs there: at most
- * once per off-CPU interval that covers a point, an interval whose
- * samples are written at the switch-in anyway.  It would wake an idle
- * CPU, so a switch to idle cancels it.  A timer left on another CPU is
- * cancelled first (waiting for its callback, which sees the event is not
- * its CPU's), so it always fires where the event runs.
+ * task-clock pmu::start() of a blocked event.  On the CPU, a point falls
+ * due every period of the event's count, the task's on-CPU time, as for
+ * any task-clock event; hw.blocked_count_next is the count of the next one
+ * and the timer is set for when the count gets there.
  *
- * After perf_blocked_event_add() measured an interval, the timer is
- * started at the grid's next point itself, so that the grid does not
- * fall behind by the time add() took.  If emitting took the task past
- * that point, the timer fires as soon as interrupts are enabled again, in
- * the task's own switch-in, and its sample weighs the points up to then:
- * on-CPU time, charged where it was spent.  Returns false if there is no
- * such point; the caller then starts the timer from period_left as usual.
+ * pmu::del() leaves the hrtimer queued at a switch-out to another task
+ * (perf_blocked_keep_hrtimer()).  Cancelling and re-arming it at every
+ * switch reprograms the CPU's clock event device twice, as the timer of a
+ * 1 kHz event is usually the CPU's first; under TCG that made a task-clock
+ * event cost more than tracing every switch.  If the task comes back on
+ * the same CPU, the timer still holds an expiry at or before the point
+ * (the count stood still while the task was away) and is left alone: when
+ * it fires early, perf_blocked_hrtimer_due() sets it for the point.  A
+ * timer that expires while its task is off the CPU fires once for nothing
+ * (the event is inactive) in whatever task runs there.  It would wake an
+ * idle CPU, so a switch to idle cancels it.  A timer left on another CPU
+ * is cancelled first (waiting for its callback, which sees the event is
+ * not its CPU's), so it always fires where the event runs.
  */
 bool perf_blocked_start_hrtimer(struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
 	struct hrtimer *timer = &hwc->hrtimer;
-	u64 next = hwc->blocked_next;
+	u64 count = local64_read(&event->count);
+	ktime_t at;
 
-	hwc->blocked_next = 0;
+	if (hwc->blocked_stopped)
+		perf_blocked_skip(event, count);
+
+	/*
+	 * Past the point only after a throttle: the points the count
+	 * passed meanwhile go into the timer's first sample.
+	 */
+	at = ktime_add_ns(ktime_get(), hwc->blocked_count_next > count ?
+			  hwc->blocked_count_next - count : 0);
+
 	if (hrtimer_active(timer)) {
 		if (READ_ONCE(timer->base)->cpu_base->cpu != smp_processor_id())
 			hrtimer_cancel(timer);
-		else if (next && hrtimer_is_queued(timer) &&
-			 ktime_to_ns(hrtimer_get_expires(timer)) == next) {
-			local64_set(&hwc->period_left, 0);
+		else if (hrtimer_is_queued(timer) &&
+			 hrtimer_get_expires(timer) <= at)
 			return true;
-		}
 	}
-	if (!next)
-		return false;
+	hrtimer_start(timer, at, HRTIMER_MODE_ABS_PINNED_HARD);
+	return true;
+}
 
-	local64_set(&hwc->period_left, 0);
-	hrtimer_start(timer, ns_to_ktime(next), HRTIMER_MODE_ABS_PINNED_HARD);
+/*
+ * The hrtimer callback of an active blocked event, its count just read.
+ * Count the points the count passed into hw.last_period, the sample's
+ * period, and set the timer for the next one; returns false, with the
+ * callback's return value in @ret, if there is nothing to sample: the
+ * timer fired early, kept from before an off-CPU interval (see
+ * perf_blocked_start_hrtimer()).  The hrtimer and the count are read on
+ * two clocks of one CPU; a point less than PERF_BLOCKED_EARLY_NS ahead is
+ * taken as reached.
+ */
+bool perf_blocked_hrtimer_due(struct perf_event *event,
+			      enum hrtimer_restart *ret)
+{
+	struct hw_perf_event *hwc = &event->hw;
+	u64 count = local64_read(&event->count);
+	u64 period = hwc->sample_period, points = 1;
+	u64 next = hwc->blocked_count_next;
+
+	if (count + PERF_BLOCKED_EARLY_NS < next) {
+		hrtimer_set_expires(&hwc->hrtimer,
+				    ktime_add_ns(ktime_get(), next - count));
+		*ret = HRTIMER_RESTART;
+		return false;
+	}
+
+	if (count > next)
+		points += div64_u64(count - next, period);
+	next += points * period;
+	hwc->blocked_count_next = next;
+	hwc->last_period = points * period;
+	hrtimer_set_expires(&hwc->hrtimer,
+			    ktime_add_ns(ktime_get(), next - count));
 	return true;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Per-thread wait summary: each thread's sampling points (on and off CPU,
- * so its time on the sampling grid) by kind of wait (wait_reason__kind():
+ * so its sampled time) by kind of wait (wait_reason__kind():
  * on-cpu, idle, contended, io, runnable, other), its largest wait reasons,
  * and a verdict, the kind with the largest share.  It tells a thread
  * pool's idle workers (waiting for work most of their life) from threads

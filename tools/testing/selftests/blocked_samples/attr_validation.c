@@ -65,7 +65,7 @@ TEST_F(attr_validation, valid_task_clock_freq)
 
 /*
  * The task-clock hrtimer fires at most every 10 us: a shorter period
- * would weigh the off-CPU grid in periods the on-CPU samples never see
+ * would weigh the off-CPU points in periods the on-CPU samples never see
  * (2 us: 250 ms on CPU read as 42.6 ms).  10 us itself is valid.
  */
 TEST_F(attr_validation, period_below_10us_einval)

@@ -612,7 +612,7 @@ uint64_t bs_sum_blocked_between(const struct bs_samples *smp, int tid,
 	return sum;
 }
 
-size_t bs_grid_offsets(const struct bs_samples *smp, int tid, uint64_t period,
+size_t bs_point_offsets(const struct bs_samples *smp, int tid, uint64_t period,
 		       uint64_t tail, int64_t *min_all, int64_t *min_tail)
 {
 	uint64_t points = 0;

@@ -204,16 +204,17 @@ uint64_t bs_sum_weight_between(const struct bs_samples *smp, int tid,
 uint64_t bs_sum_blocked_between(const struct bs_samples *smp, int tid,
 				uint64_t from, uint64_t to);
 /*
- * The grid's offset at each on-CPU sample k of @tid: D_k = s_k - W_k x
+ * The points' offset at each on-CPU sample k of @tid: D_k = s_k - W_k x
  * period, with s_k its time and W_k the points of all samples up to it.
- * On a grid that runs on from the enable at e, W_k x period = g_k - e for
- * the sample's grid point g_k <= s_k: every D_k >= e, and D_k < e + period
- * + the sample's latency.  A grid that slipped by x makes the later D_k
- * larger by x, one that counted a point twice smaller.  Gets the smallest
+ * From an enable at e, W_k x period is s_k - e less the sample's latency
+ * and the off-CPU time not yet reached by a point (under a period): every
+ * D_k >= e, and D_k < e + period + the sample's latency.  Points that
+ * slipped by x make the later D_k larger by x, points counted twice
+ * smaller.  Gets the smallest
  * D_k of all samples and of those after @tail; returns the number of
  * on-CPU samples after @tail.
  */
-size_t bs_grid_offsets(const struct bs_samples *smp, int tid, uint64_t period,
+size_t bs_point_offsets(const struct bs_samples *smp, int tid, uint64_t period,
 		       uint64_t tail, int64_t *min_all, int64_t *min_tail);
 /* All classes: on-CPU + every blocked class. */
 uint64_t bs_sum_weight_all(const struct bs_samples *smp, int tid);

@@ -11,11 +11,9 @@
  * of several points.  Asserted: on-CPU samples weigh 1.5 points or less
  * on average (the timer fired where the task ran), and on- plus off-CPU
  * points match the wall time of the run within 20 ms plus 3 %.  The
- * on-CPU points are printed beside the task-clock count: each switch's
- * own cost is on-CPU time to the task-clock and off-CPU time to blocked
- * samples (about 25 us a switch in a TCG guest, 170 us on its debug
- * kernel), see "On-CPU time and the context switch" in
- * Documentation/admin-guide/perf/blocked-samples.rst.
+ * on-CPU points are printed beside the event's task-clock count, which
+ * they follow (see "On-CPU time and the context switch" in
+ * Documentation/admin-guide/perf/blocked-samples.rst).
  *
  * close_while_off: a sleeper shares its CPU with a spinner, so its timer
  * is left queued at each sleep; the event is closed while the sleeper

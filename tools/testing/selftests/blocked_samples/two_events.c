@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Two blocked events on the same task, each with its own ring buffer and
- * its own grid phase, see the same off-CPU time.  Asserted for each:
- *  - no grid point is counted twice or lost from its enable on (as
- *    wall_time checks for one event);
+ * its own sampling points, see the same off-CPU time.  Asserted for each:
+ *  - no point is counted twice or lost from its enable on (as wall_time
+ *    checks for one event);
  *  - [B] has at least floor((NAP_MS - slack) / period) points per nap and
  *    at most floor(nap / period) + 1 of each nap's measured length;
  *  - the blocked points fit the off-CPU intervals from the switch records:
  *    at most floor(R / period) + 1, at least floor((R - slack) / period);
  * and per class the two agree within 2 points per interval and per on-CPU
- * stretch (the grids' phases differ, and each event's bookkeeping at a
+ * stretch (the points' phases differ, and each event's bookkeeping at a
  * switch is shifted by the other's), plus the ends.
  */
 #define _GNU_SOURCE
@@ -97,8 +97,8 @@ TEST_F_TIMEOUT(two_events, same_task, 120)
 						attr.sample_period), b, b_max);
 		snprintf(what, sizeof(what), "event %d blocked points vs the off-CPU intervals", i);
 		BS_EXPECT_BETWEEN(what, off.min_points, blocked, off.max_points);
-		/* The grid covers the event's whole life, on and off the CPU. */
-		n_tail = bs_grid_offsets(&ev[i].smp, tid, attr.sample_period, tail,
+		/* The points cover the event's whole life, on and off the CPU. */
+		n_tail = bs_point_offsets(&ev[i].smp, tid, attr.sample_period, tail,
 					 &min_all, &min_tail);
 		EXPECT_LE(1, n_tail);
 		EXPECT_LE((int64_t)tb[i], min_all) {

@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The sampling grid runs on across off-CPU gaps, so every sampling point
- * from the event's enable on lies in exactly one sample, on or off the CPU,
- * each weighted by the points it stands for.  For a thread that computes
- * and sleeps, the samples up to its last on-CPU sample then weigh exactly
- * the time from the enable to that sample's grid point, however many times
- * the thread left the CPU.  On-CPU samples normally have weight 1; a late
- * timer interrupt (common under QEMU TCG) makes one sample stand for the
- * points it missed.
+ * A blocked event has a sampling point every period of its task's on-CPU
+ * time (its count) and one every period of its off-CPU time, and every
+ * point from the event's enable on lies in exactly one sample, on or off
+ * the CPU, each weighted by the points it stands for.  For a thread that
+ * computes and sleeps, the samples up to one of its on-CPU samples then
+ * weigh the time from the enable to that sample (whose on-CPU point was
+ * just reached), less the off-CPU time since the last off-CPU point, under
+ * a period, however many times the thread left the CPU.  On-CPU samples
+ * normally have weight 1; a late timer interrupt (common under QEMU TCG)
+ * makes one sample stand for the points it missed.
  *
  * The workload has both kinds of gaps: long ones (SPIN_MS on, SLEEP_MS
  * off), and many short sleeps, each a switch-out and a switch-in (at
- * least SHORT_NAPS of them), where a grid that slipped by a few
- * microseconds per switch would show.
+ * least SHORT_NAPS of them), where points that slipped by a few
+ * microseconds per switch, or time counted on both sides of a switch,
+ * would show.
  *
  * Asserted: weight >= 1 and period = weight x sample_period for every
  * sample, and, with the enable somewhere in [tb, ta] (the test's clock
@@ -21,9 +24,9 @@
  *	W_k x period <= s_k - tb		(no point counted twice)
  * and for the best of the on-CPU samples of the TAIL periods at the end
  *	W_k x period > s_k - ta - period - slack	(no point lost)
- * (a sample is taken after its grid point, by its interrupt latency, which
- * a loaded host may stretch for some samples; BS_SLACK_NS).  A grid that
- * lost a few microseconds per switch shows over the SHORT_NAPS switches.
+ * (a sample is taken after its point, by its interrupt latency, which a
+ * loaded host may stretch for some samples; BS_SLACK_NS).  Points that
+ * lost a few microseconds per switch show over the SHORT_NAPS switches.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -89,7 +92,7 @@ TEST_F_TIMEOUT(wall_time, compute_and_sleep, 120)
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0));
 	BS_DRAIN(&ev);
 
-	n_tail = bs_grid_offsets(&ev.smp, tid, attr.sample_period, tail, &min_all, &min_tail);
+	n_tail = bs_point_offsets(&ev.smp, tid, attr.sample_period, tail, &min_all, &min_tail);
 	on = bs_sum_weight(&ev.smp, tid, BS_ONCPU);
 	total = bs_sum_weight_all(&ev.smp, tid);
 	TH_LOG("%d x (%d ms spin + %d ms sleep), %d x (%d us spin + %d us sleep): enable "
@@ -122,7 +125,7 @@ TEST_F_TIMEOUT(wall_time, compute_and_sleep, 120)
 	}
 	EXPECT_GT((int64_t)(ta + attr.sample_period + BS_SLACK_NS), min_tail) {
 		TH_LOG("the samples at the end hold %.3f ms fewer points than the time "
-		       "since the enable: the grid lost time",
+		       "since the enable: points lost time",
 		       (min_tail - (int64_t)ta - (int64_t)attr.sample_period) / 1e6);
 	}
 	bs_event_close(&ev);

@@ -15,7 +15,8 @@
 #
 #   | on-CPU points x period - the phase's thread CPU time | <= ALT_TOL (2) %
 #                                                      of the run's wall time
-# (for compute and outside; see below for io), and no sample lost.
+# (for compute and outside; for io against the phase's task-clock count,
+# see below), and no sample lost.
 #
 # A sampling point that falls due while the task-clock hrtimer is held off
 # (an interrupts-off section, a vCPU that did not run: common under TCG)
@@ -26,22 +27,21 @@
 # as compute -285 ms, and +253 ms on glibc's tcache_init (outside), beyond
 # the 120 ms allowed.
 #
-# The io phases are printed, not asserted, against three references.  Their
-# thread CPU time includes the context switch and, for a task woken onto
-# an idle CPU, the time from its wake-up to its pick (check_preempt_curr()
-# skips the next runqueue clock update), which bperf counts as off-CPU:
-# 30-50 us per read under TCG, 9 us on a KVM host (see "On-CPU time and the
-# context switch" in Documentation/admin-guide/perf/blocked-samples.rst).
-# The time on the CPU by the sched_switch tracepoint (within the io spans
-# alternate -p writes) has neither, but the tracepoint fires at the pick,
-# before perf core's switch-out and switch-in, so the switch is on its
-# side.  The program's own task-clock counter runs between the same two
-# hooks as the sampling event, so it is the reference the points should
-# meet; they fall 120-220 ms (7-13 %) short of it in 12,000 reads: an open
-# defect of the blocked event's on/off split for short on-CPU intervals,
-# not of its stamps (their on-CPU sum matches the counter; the waits get
-# more grid points than their length): see the admin guide's section.
-# Plain sampling (--no-blocked) is within 4 us per switch of the counter.
+# The io phases are checked against the program's own counting task-clock
+# event, read around every phase: it runs between the same two hooks of the
+# context switch as the sampling event.  Their thread CPU time is printed
+# beside it, not checked: it also holds the context switch and, for a task
+# woken onto an idle CPU, the time from its wake-up to its pick
+# (check_preempt_curr() skips the next runqueue clock update), which the
+# task-clock and bperf count as off-CPU: 15-50 us per read under TCG (see
+# "On-CPU time and the context switch" in
+# Documentation/admin-guide/perf/blocked-samples.rst).  So is the time on
+# the CPU by the sched_switch tracepoint (within the io spans alternate -p
+# writes), which fires at the pick, before perf core's switch-out and
+# switch-in.  Until the blocked event counted its on- and off-CPU points
+# apart, the read phases' points fell 120-220 ms (7-13 %) short of the
+# count in 12,000 reads: the waits caught more points of a single grid in
+# wall time than their length.
 #
 # Uses from run-vm-tests.sh: BPERF, DEVICE, here, OUT; the cwd is scratch.
 ALT_MS=${ALT_MS:-6000}
@@ -162,23 +162,26 @@ attribution_test() {
 	diag "on-CPU points of al-main by phase, period $period ns:" $(tr '\n' ' ' <al-points.txt)
 
 	tol=$(awk -v w="$wall" -v t="$ALT_TOL" 'BEGIN { printf "%.1f", w * t / 100 }')
+	# signed difference A - B in ms, "?" if B is unknown
+	alt_diff() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "") print "?"; else printf "%+.1f", a - b }'; }
 	for phase in compute outside io; do
 		cpu=$(awk -v p=$phase '$1 == "phase" && $2 == p { print $4 }' al.txt)
 		tc=$(awk -v p=$phase '$1 == "phase" && $2 == p {
 			for (i = 3; i < NF; i++) if ($i == "task-clock") print $(i + 1) }' al.txt)
 		pts=$(awk -v p=$phase '$1 == p { print $2 }' al-points.txt)
 		got=$(awk -v n="${pts:-0}" -v p="$period" 'BEGIN { printf "%.1f", n * p / 1e6 }')
-		d=$(awk -v a="$got" -v b="${cpu:-0}" 'BEGIN { printf "%+.1f", a - b }')
 		if [ $phase = io ]; then
-			diag "not asserted (see the header): io: on-CPU points x period $got ms;" \
-				"its task-clock count ${tc:-?} ms ($(awk -v a="$got" -v b="${tc:-0}" 'BEGIN { printf "%+.1f", a - b }') ms);" \
-				"its thread CPU time ${cpu:-?} ms ($d ms);" \
-				"on the CPU by sched_switch ${trace_on:-?} ms" \
-				"($(awk -v a="$got" -v b="${trace_on:-0}" 'BEGIN { printf "%+.1f", a - b }') ms)"
-			continue
+			ref="its task-clock count ${tc:-?} ms"
+			d=$(alt_diff "$got" "$tc")
+			diag "io, not checked (see the header): its thread CPU time ${cpu:-?} ms" \
+				"($(alt_diff "$got" "$cpu") ms); on the CPU by sched_switch" \
+				"${trace_on:-?} ms ($(alt_diff "$got" "$trace_on") ms)"
+		else
+			ref="its thread CPU time ${cpu:-?} ms"
+			d=$(alt_diff "$got" "$cpu")
 		fi
-		name="attribution: $phase: on-CPU points x period $got ms vs its thread CPU time ${cpu:-?} ms: $d ms, within $tol ms ($ALT_TOL % of the run's $wall ms)"
+		name="attribution: $phase: on-CPU points x period $got ms vs $ref: $d ms, within $tol ms ($ALT_TOL % of the run's $wall ms)"
 		check "$name" \
-			awk -v d="$d" -v t="$tol" -v c="${cpu:-}" 'BEGIN { exit !(c != "" && d <= t && -d <= t) }'
+			awk -v d="$d" -v t="$tol" 'BEGIN { exit !(d != "?" && d <= t && -d <= t) }'
 	done
 }

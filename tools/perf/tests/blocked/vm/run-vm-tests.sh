@@ -38,9 +38,9 @@
 #     DB_KEYS, DB_S);
 #   - on-CPU time is charged to the code that spent it: per phase of
 #     tests/blocked/vm/alternate.c (O_DIRECT reads, computing), on-CPU points
-#     x period match the phase's thread CPU time within 2 % of the run's wall
-#     time (attribution.sh: checked for computing and main's own code, the
-#     read phases' figures printed; ALT_MS, ALT_IO_MS, ALT_CPU_MS, ALT_TOL).
+#     x period match the phase's thread CPU time (the read phases: their
+#     task-clock count) within 2 % of the run's wall time (attribution.sh;
+#     ALT_MS, ALT_IO_MS, ALT_CPU_MS, ALT_TOL).
 # Every phase lasts SCALE ms of wall or CPU time, never a fixed amount of
 # work, and every expected share is the program's own measurement in the
 # same run, so neither the guest's speed (TCG) nor its CPU count matters.
