@@ -35,6 +35,17 @@ enum perf_blocked_class {
 /* How far ahead of its point an on-CPU sample may fire, ns (two clocks). */
 #define PERF_BLOCKED_EARLY_NS	2000ULL
 
+/*
+ * task-clock pmu::check_period(): PERF_EVENT_IOC_PERIOD holds a blocked
+ * event to the period perf_event_open() requires of it.
+ */
+static inline int perf_blocked_check_period(struct perf_event *event,
+					    u64 value)
+{
+	return event->attr.blocked && value < PERF_BLOCKED_MIN_PERIOD ?
+	       -EINVAL : 0;
+}
+
 #ifdef CONFIG_PERF_BLOCKED_SAMPLES
 
 #include <linux/jump_label_ratelimit.h>

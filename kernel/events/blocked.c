@@ -745,6 +745,18 @@ queue:
 }
 
 /*
+ * Set the hrtimer @ns from now, but never closer than the task-clock
+ * hrtimer's shortest period: a period set below it with
+ * PERF_EVENT_IOC_PERIOD, or by the frequency adjustment, makes a sample
+ * stand for several points rather than the timer fire ever more often.
+ */
+static void perf_blocked_timer_in(struct hrtimer *timer, u64 ns)
+{
+	hrtimer_set_expires(timer, ktime_add_ns(ktime_get(),
+			    max(ns, PERF_BLOCKED_MIN_PERIOD)));
+}
+
+/*
  * task-clock pmu::start() of a blocked event.  On the CPU, a point falls
  * due every period of the event's count, the task's on-CPU time, as for
  * any task-clock event; hw.blocked_count_next is the count of the next one
@@ -778,8 +790,9 @@ bool perf_blocked_start_hrtimer(struct perf_event *event)
 	 * Past the point only after a throttle: the points the count
 	 * passed meanwhile go into the timer's first sample.
 	 */
-	at = ktime_add_ns(ktime_get(), hwc->blocked_count_next > count ?
-			  hwc->blocked_count_next - count : 0);
+	at = ktime_add_ns(ktime_get(), max(hwc->blocked_count_next > count ?
+			  hwc->blocked_count_next - count : 0,
+			  PERF_BLOCKED_MIN_PERIOD));
 
 	if (hrtimer_active(timer)) {
 		if (READ_ONCE(timer->base)->cpu_base->cpu != smp_processor_id())
@@ -811,8 +824,7 @@ bool perf_blocked_hrtimer_due(struct perf_event *event,
 	u64 next = hwc->blocked_count_next;
 
 	if (count + PERF_BLOCKED_EARLY_NS < next) {
-		hrtimer_set_expires(&hwc->hrtimer,
-				    ktime_add_ns(ktime_get(), next - count));
+		perf_blocked_timer_in(&hwc->hrtimer, next - count);
 		*ret = HRTIMER_RESTART;
 		return false;
 	}
@@ -822,7 +834,6 @@ bool perf_blocked_hrtimer_due(struct perf_event *event,
 	next += points * period;
 	hwc->blocked_count_next = next;
 	hwc->last_period = points * period;
-	hrtimer_set_expires(&hwc->hrtimer,
-			    ktime_add_ns(ktime_get(), next - count));
+	perf_blocked_timer_in(&hwc->hrtimer, next - count);
 	return true;
 }

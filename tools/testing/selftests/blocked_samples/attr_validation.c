@@ -5,9 +5,11 @@
  * for the patched kernel, so a failing valid open is a FAIL, not a SKIP.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
@@ -82,6 +84,43 @@ TEST_F(attr_validation, period_below_10us_einval)
 	/* Without the bit, upstream's clamp applies as before. */
 	bs_make_attr(&attr, 2000, false);
 	EXPECT_OPEN_ERR(0, &attr, 0, -1, "task-clock, period 2 us, blocked=0");
+}
+
+/*
+ * PERF_EVENT_IOC_PERIOD holds a blocked event to the same 10 us, and
+ * leaves a plain task-clock event as upstream does.  A kernel that took 1 ns
+ * set the timer every 10 us for points of 1 ns; on a debug kernel under TCG,
+ * whose samples take longer than that, the CPU did nothing but the timer
+ * interrupt (an RCU stall; fuzz_blocked, 2026-11-26).
+ */
+TEST_F(attr_validation, ioctl_period_below_10us_einval)
+{
+	struct perf_event_attr attr;
+	uint64_t v;
+	int fd;
+
+	BS_REQUIRE_FEATURE();
+	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, true);
+	attr.disabled = 1;
+	fd = bs_perf_event_open(&attr, 0, -1, -1, 0);
+	ASSERT_LE(0, fd) TH_LOG("open: %m");
+	v = 1;
+	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_PERIOD, &v));
+	EXPECT_EQ(EINVAL, errno);
+	v = 9999;
+	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_PERIOD, &v));
+	EXPECT_EQ(EINVAL, errno);
+	v = 10000;
+	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_PERIOD, &v)) TH_LOG("period 10 us: %m");
+	close(fd);
+
+	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, false);
+	attr.disabled = 1;
+	fd = bs_perf_event_open(&attr, 0, -1, -1, 0);
+	ASSERT_LE(0, fd) TH_LOG("open, blocked=0: %m");
+	v = 1;
+	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_PERIOD, &v)) TH_LOG("period 1 ns, blocked=0: %m");
+	close(fd);
 }
 
 TEST_F(attr_validation, valid_task_clock_other_task_on_cpu)
