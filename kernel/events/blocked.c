@@ -214,11 +214,27 @@ static void perf_blocked_lock_put(void)
 
 /*
  * An event is inactive when it is removed and freed while its task is off
- * the CPU, and its hrtimer may still be queued from the switch-out.
+ * the CPU, and its hrtimer may still be queued from the switch-out.  It may
+ * also still be on the pending list of the CPU whose switch-in queued it: a
+ * removal IPI can take it out of its context in the window between the
+ * runqueue unlock and perf_blocked_finish_switch(), and its destroy can
+ * run before that CPU has drained the list (40-280 us later under TCG).
+ * The RCU grace period of the free did not always cover that (KASAN, under
+ * fuzz_blocked on the debug kernel): wait for the drain, which runs with
+ * interrupts off on that CPU and waits for nothing here.
  */
 static void perf_blocked_child_destroy(struct perf_event *event)
 {
+	u64 t0 = local_clock();
+
 	hrtimer_cancel(&event->hw.hrtimer);
+	/* Pairs with the release in __perf_blocked_finish_switch(). */
+	while (smp_load_acquire(&event->hw.blocked_queued)) {
+		if (WARN_ONCE(local_clock() - t0 > NSEC_PER_SEC,
+			      "perf: blocked event freed while queued\n"))
+			break;
+		cpu_relax();
+	}
 }
 
 static void perf_blocked_event_destroy(struct perf_event *event)
@@ -562,7 +578,6 @@ void __perf_blocked_finish_switch(void)
 	list = llist_del_all(this_cpu_ptr(&perf_blocked_pending));
 	list = llist_reverse_order(list);
 	llist_for_each_entry_safe(event, next, list, hw.blocked_node) {
-		event->hw.blocked_queued = 0;
 		/*
 		 * A disable or removal IPI taken as the runqueue was
 		 * unlocked went through pmu::del(), which wrote what was
@@ -572,6 +587,8 @@ void __perf_blocked_finish_switch(void)
 		if (READ_ONCE(event->state) == PERF_EVENT_STATE_ACTIVE &&
 		    READ_ONCE(event->oncpu) == smp_processor_id())
 			perf_blocked_emit(event);
+		/* Done with it: perf_blocked_child_destroy() may free it. */
+		smp_store_release(&event->hw.blocked_queued, 0);
 	}
 	local_irq_restore(flags);
 }
