@@ -609,6 +609,21 @@ static void perf_blocked_queue(struct perf_event *event)
 }
 
 /*
+ * The on-CPU points the count has reached: move hw.blocked_count_next
+ * past @count and return how many points it passed.
+ */
+static u64 perf_blocked_pass(struct hw_perf_event *hwc, u64 count)
+{
+	u64 period = hwc->sample_period, next = hwc->blocked_count_next, n;
+
+	if (!period || count < next)
+		return 0;
+	n = div64_u64(count - next, period) + 1;
+	hwc->blocked_count_next = next + n * period;
+	return n;
+}
+
+/*
  * The event's samples stopped (its event_limit ran out, or it was
  * throttled while writing blocked samples): drop the on-CPU points its
  * count passed until now, as upstream drops the samples of a stopped
@@ -616,13 +631,8 @@ static void perf_blocked_queue(struct perf_event *event)
  */
 static void perf_blocked_skip(struct perf_event *event, u64 count)
 {
-	struct hw_perf_event *hwc = &event->hw;
-	u64 period = hwc->sample_period, next = hwc->blocked_count_next;
-
-	hwc->blocked_stopped = 0;
-	if (count >= next)
-		hwc->blocked_count_next = next + period *
-			(div64_u64(count - next, period) + 1);
+	event->hw.blocked_stopped = 0;
+	perf_blocked_pass(&event->hw, count);
 }
 
 /*
@@ -636,7 +646,7 @@ void perf_blocked_event_del(struct perf_event *event)
 	struct hw_perf_event *hwc = &event->hw;
 	u64 count = local64_read(&event->count);
 	u64 out = current->blocked_out_ts;
-	u64 period = hwc->sample_period, due;
+	u64 due;
 
 	/* Leaving before the switch-in wrote its samples: write them now. */
 	if (hwc->blocked_pend | hwc->blocked_pend_sched | hwc->blocked_due)
@@ -655,14 +665,11 @@ void perf_blocked_event_del(struct perf_event *event)
 	 * event's timer was stopped on purpose: its points are dropped, as
 	 * upstream drops them.
 	 */
-	if (period && count >= hwc->blocked_count_next) {
-		due = div64_u64(count - hwc->blocked_count_next, period) + 1;
-		hwc->blocked_count_next += due * period;
-		if (hwc->interrupts != PERF_BLOCKED_THROTTLED) {
-			hwc->blocked_due = due;
-			if (event->cpu != -1 || !out)
-				perf_blocked_emit(event);
-		}
+	due = perf_blocked_pass(hwc, count);
+	if (due && hwc->interrupts != PERF_BLOCKED_THROTTLED) {
+		hwc->blocked_due = due;
+		if (event->cpu != -1 || !out)
+			perf_blocked_emit(event);
 	}
 
 	/*
@@ -762,15 +769,13 @@ queue:
 }
 
 /*
- * Set the hrtimer @ns from now, but never closer than the task-clock
- * hrtimer's shortest period: a period set below it with
- * PERF_EVENT_IOC_PERIOD, or by the frequency adjustment, makes a sample
- * stand for several points rather than the timer fire ever more often.
+ * The hrtimer's expiry @ns from now, but never closer than the task-clock
+ * hrtimer's shortest period: a timer that fires a little early, or a
+ * throttled event's first one, is not set for a few ns ahead.
  */
-static void perf_blocked_timer_in(struct hrtimer *timer, u64 ns)
+static ktime_t perf_blocked_expiry(u64 ns)
 {
-	hrtimer_set_expires(timer, ktime_add_ns(ktime_get(),
-			    max(ns, PERF_BLOCKED_MIN_PERIOD)));
+	return ktime_add_ns(ktime_get(), max(ns, PERF_BLOCKED_MIN_PERIOD));
 }
 
 /*
@@ -807,9 +812,8 @@ bool perf_blocked_start_hrtimer(struct perf_event *event)
 	 * Past the point only after a throttle: the points the count
 	 * passed meanwhile go into the timer's first sample.
 	 */
-	at = ktime_add_ns(ktime_get(), max(hwc->blocked_count_next > count ?
-			  hwc->blocked_count_next - count : 0,
-			  PERF_BLOCKED_MIN_PERIOD));
+	at = perf_blocked_expiry(hwc->blocked_count_next > count ?
+				 hwc->blocked_count_next - count : 0);
 
 	if (hrtimer_active(timer)) {
 		if (READ_ONCE(timer->base)->cpu_base->cpu != smp_processor_id())
@@ -837,20 +841,18 @@ bool perf_blocked_hrtimer_due(struct perf_event *event,
 {
 	struct hw_perf_event *hwc = &event->hw;
 	u64 count = local64_read(&event->count);
-	u64 period = hwc->sample_period, points = 1;
 	u64 next = hwc->blocked_count_next;
 
 	if (count + PERF_BLOCKED_EARLY_NS < next) {
-		perf_blocked_timer_in(&hwc->hrtimer, next - count);
+		hrtimer_set_expires(&hwc->hrtimer,
+				    perf_blocked_expiry(next - count));
 		*ret = HRTIMER_RESTART;
 		return false;
 	}
 
-	if (count > next)
-		points += div64_u64(count - next, period);
-	next += points * period;
-	hwc->blocked_count_next = next;
-	hwc->last_period = points * period;
-	perf_blocked_timer_in(&hwc->hrtimer, next - count);
+	hwc->last_period = hwc->sample_period *
+			   perf_blocked_pass(hwc, max(count, next));
+	hrtimer_set_expires(&hwc->hrtimer,
+			    perf_blocked_expiry(hwc->blocked_count_next - count));
 	return true;
 }

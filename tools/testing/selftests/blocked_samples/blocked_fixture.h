@@ -33,8 +33,10 @@ FIXTURE_SETUP(name)							\
 FIXTURE_TEARDOWN(name)							\
 {									\
 	char first[512];						\
-	int bad = bs_klog_scan(&self->klog, first, sizeof(first));	\
+	int bad;							\
 									\
+	bs_sysctl_restore();						\
+	bad = bs_klog_scan(&self->klog, first, sizeof(first));		\
 	EXPECT_EQ(0, bad) {						\
 		TH_LOG("kernel log got %d new BUG/WARNING/Oops lines, "	\
 		       "first: %s", bad, first);			\

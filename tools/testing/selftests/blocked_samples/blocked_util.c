@@ -1054,3 +1054,40 @@ int bs_sysctl_write(const char *path, long v)
 	ok = fprintf(f, "%ld\n", v) > 0;
 	return (fclose(f) == 0 && ok) ? 0 : -1;
 }
+
+static struct {
+	const char *path;
+	long value;
+} bs_sysctl_saved[4];
+static int bs_sysctl_nsaved;
+
+int bs_sysctl_set(const char *path, long v)
+{
+	long old;
+	int i;
+
+	for (i = 0; i < bs_sysctl_nsaved; i++)
+		if (!strcmp(bs_sysctl_saved[i].path, path))
+			return bs_sysctl_write(path, v);
+	if (bs_sysctl_nsaved ==
+	    (int)(sizeof(bs_sysctl_saved) / sizeof(bs_sysctl_saved[0]))) {
+		errno = ENOSPC;
+		return -1;
+	}
+	old = bs_sysctl_read(path);
+	if (old < 0 || bs_sysctl_write(path, v))
+		return -1;
+	bs_sysctl_saved[bs_sysctl_nsaved].path = path;
+	bs_sysctl_saved[bs_sysctl_nsaved++].value = old;
+	return 0;
+}
+
+void bs_sysctl_restore(void)
+{
+	/* In the reverse order of setting. */
+	while (bs_sysctl_nsaved > 0) {
+		bs_sysctl_nsaved--;
+		bs_sysctl_write(bs_sysctl_saved[bs_sysctl_nsaved].path,
+				bs_sysctl_saved[bs_sysctl_nsaved].value);
+	}
+}

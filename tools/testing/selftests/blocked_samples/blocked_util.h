@@ -271,8 +271,17 @@ int bs_klog_scan(struct bs_klog *k, char *first, size_t len);
  * returns its value or -1, bs_sysctl_write() 0 or -1 (errno set).
  */
 #define BS_MAX_SAMPLE_RATE	"/proc/sys/kernel/perf_event_max_sample_rate"
+#define BS_CPU_TIME_MAX_PERCENT	"/proc/sys/kernel/perf_cpu_time_max_percent"
 long bs_sysctl_read(const char *path);
 int bs_sysctl_write(const char *path, long v);
+/*
+ * bs_sysctl_set() writes @v for the rest of the test and remembers the
+ * value it found (0, or -1 if @path cannot be read or written);
+ * bs_sysctl_restore() writes every remembered value back.  BS_FIXTURE's
+ * teardown calls it, so a failed ASSERT leaves the machine as it was.
+ */
+int bs_sysctl_set(const char *path, long v);
+void bs_sysctl_restore(void);
 
 /* State letter of /proc/<tid>/stat (R, S, D, ...), or '?'. */
 char bs_task_state(pid_t tid);

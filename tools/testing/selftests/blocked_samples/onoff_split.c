@@ -39,18 +39,6 @@
 #define RUN_MS		2000
 #define SPIN_US		100
 #define NAP_US		50
-#define CPU_PCT_PATH	"/proc/sys/kernel/perf_cpu_time_max_percent"
-
-static long saved_rate = -1, saved_pct = -1;
-
-static void restore_limits(void)
-{
-	if (saved_pct >= 0)
-		bs_sysctl_write(CPU_PCT_PATH, saved_pct);
-	if (saved_rate > 0)
-		bs_sysctl_write(BS_MAX_SAMPLE_RATE, saved_rate);
-	saved_pct = saved_rate = -1;
-}
 
 BS_FIXTURE(onoff_split);
 
@@ -65,12 +53,8 @@ TEST_F_TIMEOUT(onoff_split, spin_nap, 120)
 	BS_REQUIRE_FEATURE();
 
 	if (geteuid() == 0) {
-		saved_rate = bs_sysctl_read(BS_MAX_SAMPLE_RATE);
-		saved_pct = bs_sysctl_read(CPU_PCT_PATH);
-		if (saved_pct >= 0)
-			bs_sysctl_write(CPU_PCT_PATH, 0);
-		if (saved_rate > 0)
-			bs_sysctl_write(BS_MAX_SAMPLE_RATE, 100000);
+		bs_sysctl_set(BS_CPU_TIME_MAX_PERCENT, 0);
+		bs_sysctl_set(BS_MAX_SAMPLE_RATE, 100000);
 	}
 
 	/*
@@ -91,7 +75,7 @@ TEST_F_TIMEOUT(onoff_split, spin_nap, 120)
 	count = bs_event_count(&ev);
 	t1 = bs_now_ns();
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0));
-	restore_limits();
+	bs_sysctl_restore();
 	BS_DRAIN(&ev);
 
 	on = bs_sum_weight(&ev.smp, tid, BS_ONCPU);

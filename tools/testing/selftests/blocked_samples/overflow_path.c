@@ -65,14 +65,6 @@ TEST_F_TIMEOUT(overflow_path, refresh_limit, 120)
 	bs_event_close(&ev);
 }
 
-static long saved_rate = -1;
-
-static void restore_rate(void)
-{
-	if (saved_rate > 0)
-		bs_sysctl_write(RATE_PATH, saved_rate);
-}
-
 TEST_F_TIMEOUT(overflow_path, throttle, 120)
 {
 	struct perf_event_attr attr;
@@ -86,14 +78,10 @@ TEST_F_TIMEOUT(overflow_path, throttle, 120)
 	if (geteuid() != 0)
 		SKIP(return, "needs root to set %s", RATE_PATH);
 
-	saved_rate = bs_sysctl_read(RATE_PATH);
-	ASSERT_LT(0, saved_rate) TH_LOG("cannot read %s: %m", RATE_PATH);
-	atexit(restore_rate);
-
 	bs_make_attr(&attr, 100000, true);
 	attr.disabled = 1;
 	BS_OPEN(&ev, &attr, 0, -1);
-	werr = bs_sysctl_write(RATE_PATH, 1);
+	werr = bs_sysctl_set(RATE_PATH, 1);
 	ASSERT_EQ(0, werr) TH_LOG("cannot write 1 to %s: %m", RATE_PATH);
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_ENABLE, 0));
 
@@ -102,7 +90,7 @@ TEST_F_TIMEOUT(overflow_path, throttle, 120)
 		bs_sleep_ns(200000);
 	ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0);
 
-	restore_rate();
+	bs_sysctl_restore();
 	BS_DRAIN(&ev);
 	n = ev.smp.nr;
 	blocked = n - bs_count(&ev.smp, tid, BS_ONCPU);

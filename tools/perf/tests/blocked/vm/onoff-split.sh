@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Not a test: how a blocked task-clock event splits a task's time between
 # on-CPU and off-CPU points when the task alternates short runs and short
-# sleeps (issue 10, item 3; "On-CPU time and the context switch" in
-# Documentation/admin-guide/perf/blocked-samples.rst).  In the VM:
+# sleeps (issue 10, item 3; "Why on- and off-CPU points are counted apart"
+# in Documentation/admin-guide/perf/blocked-samples.rst, which has its
+# numbers before and after that change; the selftest onoff_split.c asserts
+# the split).  In the VM:
 #
 #   scripts/run-vm.sh -- tools/perf/tests/blocked/vm/onoff-split.sh
 #
