@@ -193,7 +193,13 @@ echo 130 >"$jobdir/status"          # default: failure unless the guest says oth
 	echo "exec /bin/sh -c \"\$(cat $(shquote "$jobdir/cmd"))\""
 } >"$jobdir/run.sh"
 
+# random.trust_cpu=on: the config leaves RANDOM_TRUST_CPU off, so the guest's
+# crng, fed only by interrupts, came ready about 5 s after boot, and until then
+# the first getrandom() (Python's, perf's) ran try_to_generate_entropy(), a
+# timer-driven spin that took a CPU for the first 3-4 s of every command.  Both
+# QEMU's TCG (-cpu max) and KVM (-cpu host) give the guest RDRAND.
 append="console=ttyS0 loglevel=7 printk.time=1 printk.devkmsg=on panic=-1 rcupdate.rcu_cpu_stall_timeout=100"
+append+=" random.trust_cpu=on"
 append+="${tcg_append:-} vmrun.scratch=$scratch vmrun.job=$job${VM_APPEND:+ $VM_APPEND}"
 repo_args=()
 if [ -n "$repo_share" ]; then

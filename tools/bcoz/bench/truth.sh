@@ -11,6 +11,9 @@
 #
 # usage: tools/bcoz/bench/truth.sh [--vm] [--level N] [--experiments N] [CASE...]
 #   --vm        run it in the VM (scripts/run-vm.sh), on the project's kernel
+#               built without lockdep, as production kernels are and as make
+#               bench runs (KERNEL_FLAVOUR=nolockdep; set KERNEL_FLAVOUR= for
+#               the default, lockdep, kernel)
 #   CASE        substrings of "program MARKER" to run only some rows
 # Environment: BCOZ_BUILD, BCOZ_TEST_SE (default 2.5), BCOZ_TEST_RT, and any
 # BCOZ_* tuning knob (printed in the header), e.g. BCOZ_CREDIT_MEASURED=1.
@@ -35,6 +38,9 @@ if [ $vm = 1 ]; then
 		vars="$vars $v"
 	done
 	cd "$root"
+	export KERNEL_FLAVOUR=${KERNEL_FLAVOUR-nolockdep}
+	. scripts/lib.sh
+	[ -f "$BZIMAGE_DEFAULT" ] || { echo "truth.sh: no $BZIMAGE_DEFAULT; build it: make kernel KERNEL_FLAVOUR=$KERNEL_FLAVOUR" >&2; exit 1; }
 	BCOZ_BUILD=$build VM_ENV="$vars" exec scripts/run-vm.sh --timeout 3000 -- \
 		python3 tools/bcoz/tests/truth.py "$@"
 fi

@@ -85,6 +85,7 @@ struct bcoz_config {
 	uint64_t min_pause_ns;		/* BCOZ_MIN_PAUSE_US */
 	uint64_t pause_spin_max_ns;	/* BCOZ_PAUSE_SPIN_MAX_US */
 	int credit_measured;		/* BCOZ_CREDIT_MEASURED */
+	int no_own_credit;		/* BCOZ_NO_OWN_CREDIT */
 	int no_runq;			/* BCOZ_NO_RUNQ */
 	int no_blocked;			/* BCOZ_NO_BLOCKED */
 	int warned_blocked;		/* BCOZ_WARNED_BLOCKED: the note was printed */
