@@ -36,9 +36,9 @@ n() { awk -v a="$1" -v s="$scale" 'BEGIN { printf "%d", a * s }'; }
 
 # name | command (fixed amount of work)
 examples=(
-	"toy|$build/tests/toy $(n 150) 2000000"
-	"lock|$build/tests/lock $(n 150) 1000000"
-	"latency|$build/tests/latency $(n 400)"
+	"toy|$build/tests/toy $(n 1500) 2000000"
+	"lock|$build/tests/lock $(n 1500) 1000000"
+	"latency|$build/tests/latency $(n 4000)"
 	"motiv-1|$build/tests/vm/motiv $tmp/disk.img 1 0 $(n 2000)"
 	"motiv-2|$build/tests/vm/motiv $tmp/disk.img 2 0 $(n 2000)"
 )
