@@ -548,6 +548,31 @@ def t_forkjoin_small():
     return truth_check("forkjoin", "LOOP_SMALL", no_effect=True)
 
 
+def t_own_time():
+    """bcoz's own thread set-up and tear-down is sped away (own_credit_ns).
+
+    forkjoin at 0 % speedup starts two workers a round: the only global
+    delay is then the workers' set-up and tear-down, summed per thread in
+    own_credit_ns and published as the longest of the threads running
+    together, so global_delay_ns is above zero and at most own_credit_ns.
+    BCOZ_NO_OWN_CREDIT=1: neither grows."""
+    need_two_cpus()
+    line = marker_line("forkjoin.c", "LOOP_BIG")
+    res = {}
+    for off in ("0", "1"):
+        st = prof("own%s.stats" % off)
+        rc, out, err, dt = run(["-o", prof("own%s.coz" % off), "--fixed-line", line,
+                                "--fixed-speedup", "0"], [prog("forkjoin"), "0", "0"],
+                               experiments=4, env={"BCOZ_STATS": st, "BCOZ_NO_OWN_CREDIT": off})
+        assert rc == 0, (rc, out, err)
+        res[off] = stats(st)
+    on, off = res["0"], res["1"]
+    assert off["own_credit_ns"] == 0 and off["global_delay_ns"] == 0, off
+    assert 0 < on["global_delay_ns"] <= on["own_credit_ns"], on
+    return "own_credit %.1f ms, global delay %.1f ms at 0 %%; off: 0 and 0" % (
+        on["own_credit_ns"] / 1e6, on["global_delay_ns"] / 1e6)
+
+
 def binom_tail_ok(k, n, p, alpha=1e-3):
     """k is inside the central 1 - alpha interval of Binomial(n, p)."""
     cdf = [0.0]
@@ -1188,6 +1213,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("pipeline: speeding the other stage", t_pipeline_other_stage),
     ("fork-join: speeding the big worker", t_forkjoin_big),
     ("fork-join: speeding a small worker", t_forkjoin_small),
+    ("fork-join: bcoz's own thread set-up sped away", t_own_time),
     ("auto line selection", t_auto_selection),
     ("end-to-end mode", t_end_to_end),
     ("latency points", t_latency_points),
