@@ -101,6 +101,7 @@ static _Atomic int shut_once;
 static _Atomic uint64_t total_pause_ns;
 static _Atomic uint64_t total_overslept_ns;	/* pauses that ended late */
 static _Atomic uint64_t total_lost;
+static _Atomic uint64_t total_throttled;	/* the kernel stopped a thread's samples */
 static _Atomic uint64_t total_exit_credit_ns;	/* ended threads: unsampled CPU time credited */
 static _Atomic uint64_t total_own_credit_ns;	/* threads' set-up and tear-down, sped away */
 
@@ -983,6 +984,7 @@ void bcoz_thread_end(struct bcoz_thread *t)
 	sampler_stop(t);
 	altstack_end(t);
 	atomic_fetch_add(&total_lost, t->lost);
+	atomic_fetch_add(&total_throttled, t->throttled);
 	/* published before a joiner can be woken: the thread has not exited */
 	credit_own_time(t, bcoz_now() - t0);
 }
@@ -1477,7 +1479,8 @@ static void write_stats(void)
 	n = snprintf(buf, sizeof(buf),
 		     "startup_ns=%llu runtime_ns=%llu global_delay_ns=%llu "
 		     "pause_ns=%llu overslept_ns=%llu experiments=%llu samples=%llu blocked=%llu "
-		     "lock=%llu unsampled=%d exit_credit_ns=%llu own_credit_ns=%llu\n",
+		     "lock=%llu unsampled=%d exit_credit_ns=%llu own_credit_ns=%llu "
+		     "throttled=%llu\n",
 		     (unsigned long long)startup_cost_ns,
 		     (unsigned long long)(bcoz_now() - start_ns),
 		     (unsigned long long)atomic_load(&global_delay),
@@ -1490,7 +1493,8 @@ static void write_stats(void)
 		     (unsigned long long)atomic_load(&class_samples[BCOZ_LOCK]),
 		     atomic_load(&bcoz_unsampled_threads),
 		     (unsigned long long)atomic_load(&total_exit_credit_ns),
-		     (unsigned long long)atomic_load(&total_own_credit_ns));
+		     (unsigned long long)atomic_load(&total_own_credit_ns),
+		     (unsigned long long)atomic_load(&total_throttled));
 	fd = open(stats, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0 || syscall(SYS_write, fd, buf, n) < 0)
 		bcoz_msg("warning: cannot write %s\n", stats);
@@ -1532,6 +1536,14 @@ void bcoz_shutdown(void)
 	if (atomic_load(&total_lost))
 		bcoz_msg("warning: %llu sample records were lost (ring buffer full)\n",
 			 (unsigned long long)atomic_load(&total_lost));
+	if (atomic_load(&total_throttled))
+		bcoz_msg("warning: the kernel throttled sampling %llu time(s) "
+			 "(kernel.perf_event_max_sample_rate is %d): the samples of a "
+			 "throttled tick are lost and lines read low; run: sysctl -w "
+			 "kernel.perf_event_max_sample_rate=100000 "
+			 "kernel.perf_cpu_time_max_percent=0\n",
+			 (unsigned long long)atomic_load(&total_throttled),
+			 sampler_max_sample_rate());
 	if (atomic_load(&bcoz_unsampled_threads))
 		bcoz_msg("warning: %d thread(s) were not sampled (see the first warning for why); "
 			 "their time is missing from the profile\n",

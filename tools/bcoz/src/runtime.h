@@ -148,6 +148,7 @@ struct bcoz_thread {
 	uint64_t debt_exp;		/* the experiment the debt belongs to */
 	uint64_t release_tsc;		/* when a hand-off last read the count */
 	uint64_t lost;
+	uint64_t throttled;		/* PERF_RECORD_THROTTLE records */
 	/* run-queue compensation (kernels without blocked samples) */
 	uint64_t last_run_delay;
 	uint64_t batch_n, batch_hit;
@@ -169,6 +170,7 @@ extern _Atomic int bcoz_unsampled_threads;	/* perf event or ring refused */
 extern int bcoz_kernel_callchains;
 
 int sampler_probe(void);		/* 0 ok, -1 fatal (message printed) */
+int sampler_max_sample_rate(void);	/* the sysctl now, or -99 */
 void sampler_set_stack_bytes(unsigned int bytes);	/* before threads sample */
 int sampler_start(struct bcoz_thread *t);
 void sampler_stop(struct bcoz_thread *t);

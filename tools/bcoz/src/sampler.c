@@ -102,6 +102,12 @@ static int read_int_file(const char *path)
 	return v;
 }
 
+/* kernel.perf_event_max_sample_rate now (the kernel lowers it), or -99 */
+int sampler_max_sample_rate(void)
+{
+	return read_int_file("/proc/sys/kernel/perf_event_max_sample_rate");
+}
+
 /*
  * Does this kernel really give blocked samples?  That it accepts bit 38 of
  * the flags word is not proof: a kernel without the feature could some day
@@ -446,6 +452,10 @@ void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 		tail += h.size;
 		if (h.type == PERF_RECORD_LOST) {
 			t->lost += t->rec.u[2];
+			continue;
+		}
+		if (h.type == PERF_RECORD_THROTTLE) {
+			t->throttled++;
 			continue;
 		}
 		if (h.type != PERF_RECORD_SAMPLE)

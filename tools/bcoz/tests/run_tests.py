@@ -573,6 +573,36 @@ def t_own_time():
         on["own_credit_ns"] / 1e6, on["global_delay_ns"] / 1e6)
 
 
+def t_throttle_warning():
+    """Throttled sampling is counted and named, with the fix.
+
+    With kernel.perf_event_max_sample_rate at 200 the kernel throttles a
+    1 kHz event every tick: bcoz must count the THROTTLE records
+    (BCOZ_STATS throttled=), and say so with the sysctl that fixes it.
+    The setting is restored afterwards.  Needs root."""
+    rate_path = "/proc/sys/kernel/perf_event_max_sample_rate"
+    if os.geteuid() != 0:
+        raise Skip("needs root to lower %s" % rate_path)
+    with open(rate_path) as f:
+        rate0 = f.read().strip()
+    st = prof("throttle.stats")
+    try:
+        with open(rate_path, "w") as f:
+            f.write("200\n")
+        rc, out, err, dt = run(["-o", prof("throttle.coz"), "--end-to-end"],
+                               [prog("toy"), "100", "2000000"], env={"BCOZ_STATS": st})
+    finally:
+        with open(rate_path, "w") as f:
+            f.write(rate0 + "\n")
+    assert rc == 0, (rc, out, err)
+    s = stats(st)
+    assert s["throttled"] >= 10, s
+    want = "sysctl -w kernel.perf_event_max_sample_rate="
+    assert "throttled sampling %d time(s)" % s["throttled"] in err and want in err, err
+    return "%d throttles at rate 200, named with the fix; rate restored to %s" % (
+        s["throttled"], rate0)
+
+
 def binom_tail_ok(k, n, p, alpha=1e-3):
     """k is inside the central 1 - alpha interval of Binomial(n, p)."""
     cdf = [0.0]
@@ -1214,6 +1244,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("fork-join: speeding the big worker", t_forkjoin_big),
     ("fork-join: speeding a small worker", t_forkjoin_small),
     ("fork-join: bcoz's own thread set-up sped away", t_own_time),
+    ("throttled sampling: counted and named", t_throttle_warning),
     ("auto line selection", t_auto_selection),
     ("end-to-end mode", t_end_to_end),
     ("latency points", t_latency_points),
