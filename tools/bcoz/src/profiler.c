@@ -548,6 +548,17 @@ static void pause_ns(struct bcoz_thread *t, uint64_t ns)
  * without CPU contention, a 2 ms timer over-predicts above 50 % in the toy
  * test while 10 ms (COZ's batch) matches the ground truth.
  */
+/* Raise the global delay to ours if we are ahead; returns the global delay seen. */
+static uint64_t publish_delay(struct bcoz_thread *t)
+{
+	uint64_t g = atomic_load(&global_delay);
+
+	while (g < t->local_delay &&
+	       !atomic_compare_exchange_weak(&global_delay, &g, t->local_delay))
+		;
+	return g;
+}
+
 static void add_delays(struct bcoz_thread *t, int from_timer)
 {
 	uint64_t g;
@@ -558,17 +569,13 @@ static void add_delays(struct bcoz_thread *t, int from_timer)
 	}
 	if (t->blocked)
 		return;
-	g = atomic_load(&global_delay);
-	if (t->local_delay > g) {
-		while (g < t->local_delay &&
-		       !atomic_compare_exchange_weak(&global_delay, &g, t->local_delay))
-			;
-	} else if (g - t->local_delay >= bcoz_cfg.min_pause_ns) {
-		if (from_timer && ++t->ticks < bcoz_cfg.pause_ticks)
-			return;
-		t->ticks = 0;
-		pause_ns(t, g - t->local_delay);
-	}
+	g = publish_delay(t);
+	if (t->local_delay > g || g - t->local_delay < bcoz_cfg.min_pause_ns)
+		return;		/* ahead (now published), or too little owed */
+	if (from_timer && ++t->ticks < bcoz_cfg.pause_ticks)
+		return;
+	t->ticks = 0;
+	pause_ns(t, g - t->local_delay);
 }
 
 static void process(struct bcoz_thread *t, int from_timer);
@@ -822,17 +829,12 @@ static void altstack_end(struct bcoz_thread *t)
  */
 static void credit_own_time(struct bcoz_thread *t, uint64_t ns)
 {
-	uint64_t g;
-
 	if (!ns || bcoz_cfg.no_own_credit || !atomic_load(&exp_active))
 		return;
 	t->local_delay += ns;
 	delay_hist_add(bcoz_now(), ns);
 	atomic_fetch_add(&total_own_credit_ns, ns);
-	g = atomic_load(&global_delay);
-	while (g < t->local_delay &&
-	       !atomic_compare_exchange_weak(&global_delay, &g, t->local_delay))
-		;
+	publish_delay(t);
 }
 
 void bcoz_thread_begin(struct bcoz_thread *t, uint64_t inherit)
