@@ -49,7 +49,7 @@ static inline int perf_blocked_check_period(struct perf_event *event,
 #ifdef CONFIG_PERF_BLOCKED_SAMPLES
 
 #include <linux/jump_label_ratelimit.h>
-#include <linux/llist.h>
+#include <linux/list.h>
 #include <linux/math64.h>
 #include <linux/percpu.h>
 #include <linux/timekeeping.h>
@@ -253,7 +253,7 @@ static inline u16 perf_blocked_sample_misc(const struct perf_sample_data *data)
 	return data->blocked_misc;
 }
 
-DECLARE_PER_CPU(struct llist_head, perf_blocked_pending);
+DECLARE_PER_CPU(struct list_head, perf_blocked_pending);
 void __perf_blocked_finish_switch(void);
 
 /*
@@ -263,7 +263,7 @@ void __perf_blocked_finish_switch(void);
 static __always_inline void perf_blocked_finish_switch(void)
 {
 	if (perf_blocked_enabled() &&
-	    !llist_empty(this_cpu_ptr(&perf_blocked_pending)))
+	    !list_empty(this_cpu_ptr(&perf_blocked_pending)))
 		__perf_blocked_finish_switch();
 }
 

@@ -71,8 +71,9 @@
  * dump, so DWARF unwinding works.
  */
 
-#include <linux/llist.h>
+#include <linux/init.h>
 #include <linux/kernel.h>
+#include <linux/list.h>
 #include <linux/math64.h>
 #include <linux/perf_blocked.h>
 #include <linux/perf_event.h>
@@ -214,27 +215,12 @@ static void perf_blocked_lock_put(void)
 
 /*
  * An event is inactive when it is removed and freed while its task is off
- * the CPU, and its hrtimer may still be queued from the switch-out.  It may
- * also still be on the pending list of the CPU whose switch-in queued it: a
- * removal IPI can take it out of its context in the window between the
- * runqueue unlock and perf_blocked_finish_switch(), and its destroy can
- * run before that CPU has drained the list (40-280 us later under TCG).
- * The RCU grace period of the free did not always cover that (KASAN, under
- * fuzz_blocked on the debug kernel): wait for the drain, which runs with
- * interrupts off on that CPU and waits for nothing here.
+ * the CPU, and its hrtimer may still be queued from the switch-out.  It is
+ * on no pending list: pmu::del() took it off (perf_blocked_event_del()).
  */
 static void perf_blocked_child_destroy(struct perf_event *event)
 {
-	u64 t0 = local_clock();
-
 	hrtimer_cancel(&event->hw.hrtimer);
-	/* Pairs with the release in __perf_blocked_finish_switch(). */
-	while (smp_load_acquire(&event->hw.blocked_queued)) {
-		if (WARN_ONCE(local_clock() - t0 > NSEC_PER_SEC,
-			      "perf: blocked event freed while queued\n"))
-			break;
-		cpu_relax();
-	}
 }
 
 static void perf_blocked_event_destroy(struct perf_event *event)
@@ -270,6 +256,7 @@ int perf_blocked_event_init(struct perf_event *event)
 	/* The first points: a period of on-CPU and of off-CPU time away. */
 	event->hw.blocked_count_next = event->hw.sample_period;
 	event->hw.blocked_off_left = event->hw.sample_period;
+	INIT_LIST_HEAD(&event->hw.blocked_node);
 
 	/*
 	 * An inherited event relies on its parent's callchain buffers and
@@ -560,35 +547,45 @@ static void perf_blocked_emit(struct perf_event *event)
 	perf_sample_event_took(local_clock() - t0);
 }
 
-DEFINE_PER_CPU(struct llist_head, perf_blocked_pending);
+/*
+ * The events whose samples this CPU's switch-in counted and has yet to
+ * write.  Only the CPU itself touches its list, with interrupts off: at
+ * pmu::add() and pmu::del(), which run where the event is active, and in
+ * __perf_blocked_finish_switch().  So an event on it is active on this
+ * CPU, and it leaves the list before it can be freed.
+ */
+DEFINE_PER_CPU(struct list_head, perf_blocked_pending);
+
+static int __init perf_blocked_init(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		INIT_LIST_HEAD(per_cpu_ptr(&perf_blocked_pending, cpu));
+	return 0;
+}
+early_initcall(perf_blocked_init);
 
 /*
  * finish_task_switch(), once the runqueue is unlocked: write what the
  * events scheduled in at this switch-in counted.  The task is current and
  * still on the stack it slept on.  Interrupts are enabled again here, so
- * they are disabled while writing, as for a sample from the hrtimer.
+ * they are disabled while writing, as for a sample from the hrtimer.  An
+ * event that a disable or removal IPI took off the CPU as the runqueue was
+ * unlocked is not on the list any more: its pmu::del() wrote what it owed.
  */
 void __perf_blocked_finish_switch(void)
 {
-	struct perf_event *event, *next;
-	struct llist_node *list;
+	struct list_head *head = this_cpu_ptr(&perf_blocked_pending);
+	struct perf_event *event;
 	unsigned long flags;
 
 	local_irq_save(flags);
-	list = llist_del_all(this_cpu_ptr(&perf_blocked_pending));
-	list = llist_reverse_order(list);
-	llist_for_each_entry_safe(event, next, list, hw.blocked_node) {
-		/*
-		 * A disable or removal IPI taken as the runqueue was
-		 * unlocked went through pmu::del(), which wrote what was
-		 * owed; an event still active on this CPU belongs to
-		 * current, as task events do while they run.
-		 */
-		if (READ_ONCE(event->state) == PERF_EVENT_STATE_ACTIVE &&
-		    READ_ONCE(event->oncpu) == smp_processor_id())
-			perf_blocked_emit(event);
-		/* Done with it: perf_blocked_child_destroy() may free it. */
-		smp_store_release(&event->hw.blocked_queued, 0);
+	while (!list_empty(head)) {
+		event = list_first_entry(head, struct perf_event,
+					 hw.blocked_node);
+		list_del_init(&event->hw.blocked_node);
+		perf_blocked_emit(event);
 	}
 	local_irq_restore(flags);
 }
@@ -596,16 +593,14 @@ void __perf_blocked_finish_switch(void)
 /*
  * Called from pmu::add() at a switch-in, with the runqueue locked and
  * interrupts off: __perf_blocked_finish_switch() of the same switch
- * writes the samples.  A freed event is never left on the list: it went
- * through pmu::del() on this CPU first, and it is freed after an RCU
- * grace period, which cannot end before this switch-in is over.
+ * writes the samples, or pmu::del(), if the event leaves first.
  */
 static void perf_blocked_queue(struct perf_event *event)
 {
-	if (event->hw.blocked_queued)
-		return;
-	event->hw.blocked_queued = 1;
-	llist_add(&event->hw.blocked_node, this_cpu_ptr(&perf_blocked_pending));
+	struct list_head *node = &event->hw.blocked_node;
+
+	if (list_empty(node))
+		list_add_tail(node, this_cpu_ptr(&perf_blocked_pending));
 }
 
 /*
@@ -648,7 +643,12 @@ void perf_blocked_event_del(struct perf_event *event)
 	u64 out = current->blocked_out_ts;
 	u64 due;
 
-	/* Leaving before the switch-in wrote its samples: write them now. */
+	/*
+	 * Leaving before the switch-in wrote its samples (an IPI taken as
+	 * the runqueue was unlocked): off the list, and write them now.
+	 */
+	if (!list_empty(&hwc->blocked_node))
+		list_del_init(&hwc->blocked_node);
 	if (hwc->blocked_pend | hwc->blocked_pend_sched | hwc->blocked_due)
 		perf_blocked_emit(event);
 	if (hwc->blocked_stopped)
