@@ -194,14 +194,24 @@ static inline void perf_blocked_set_state(struct perf_event *event,
 			__perf_blocked_set_state(sibling, state);
 }
 
+bool __perf_blocked_ctx_swap(struct perf_event_context *ctx,
+			     struct perf_event_context *next_ctx,
+			     struct task_struct *prev, struct task_struct *next);
+
 /*
- * Swapping cloned contexts at a context switch skips pmu::del()/add(), which
- * is where a blocked event measures the off-CPU interval.
+ * perf_event_context_sched_out(), about to swap @prev's context @ctx with
+ * @next's clone @next_ctx: the blocked events' view of the two tasks'
+ * off-CPU intervals goes with the tasks (see blocked.c).  False: do not
+ * swap.
  */
-static inline bool perf_blocked_ctx_noswap(struct perf_event_context *ctx,
-					   struct perf_event_context *next_ctx)
+static inline bool perf_blocked_ctx_swap(struct perf_event_context *ctx,
+					 struct perf_event_context *next_ctx,
+					 struct task_struct *prev,
+					 struct task_struct *next)
 {
-	return ctx->nr_blocked || next_ctx->nr_blocked;
+	if (!ctx->nr_blocked && !next_ctx->nr_blocked)
+		return true;
+	return __perf_blocked_ctx_swap(ctx, next_ctx, prev, next);
 }
 
 /*
@@ -313,10 +323,12 @@ static inline void perf_blocked_ctx_account(struct perf_event_context *ctx,
 					    struct perf_event *event, int nr) { }
 static inline void perf_blocked_set_state(struct perf_event *event,
 					  enum perf_event_state state) { }
-static inline bool perf_blocked_ctx_noswap(struct perf_event_context *ctx,
-					   struct perf_event_context *next_ctx)
+static inline bool perf_blocked_ctx_swap(struct perf_event_context *ctx,
+					 struct perf_event_context *next_ctx,
+					 struct task_struct *prev,
+					 struct task_struct *next)
 {
-	return false;
+	return true;
 }
 
 static inline void perf_blocked_oncpu_sample(struct perf_event *event,

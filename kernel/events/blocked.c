@@ -682,22 +682,24 @@ void perf_blocked_event_del(struct perf_event *event)
 }
 
 /*
- * pmu::add(), before the hrtimer is started: if the task is coming back
- * from an off-CPU interval this event measured, count its points and queue
- * them to be written after the switch.
+ * @task, which @event is about to count for, is coming back from an
+ * off-CPU interval: if the event measured it, count its points into the
+ * samples the event owes.  @now is when the event's count starts again
+ * (the count's clock).  Returns whether the event owes samples.
  */
-void perf_blocked_event_add(struct perf_event *event)
+static bool perf_blocked_count(struct perf_event *event,
+			       struct task_struct *task, u64 now)
 {
 	struct hw_perf_event *hwc = &event->hw;
-	enum perf_blocked_class class = current->blocked_class;
-	u64 out = current->blocked_out_ts;
+	enum perf_blocked_class class = task->blocked_class;
+	u64 out = task->blocked_out_ts;
 	u64 seen = hwc->blocked_out;
 	u64 period = hwc->sample_period;
-	u64 now, wake, delta, first, n, n_blocked;
+	u64 wake, delta, first, n, n_blocked;
 
 	hwc->blocked_out = 0;
 	if (!out || class == PERF_BLOCKED_NONE || !period)
-		goto queue;
+		goto out;
 
 	/*
 	 * Report the interval only if this event saw it whole: it was
@@ -711,7 +713,7 @@ void perf_blocked_event_add(struct perf_event *event)
 	 */
 	if (seen != out &&
 	    (event->cpu == -1 || !hwc->blocked_on || hwc->blocked_on > out))
-		goto queue;
+		goto out;
 
 	/*
 	 * Off-CPU time has a sampling grid of its own: a point every period
@@ -724,7 +726,6 @@ void perf_blocked_event_add(struct perf_event *event)
 	 * ordering.
 	 */
 	if (seen == out) {
-		now = event->ctx->timestamp;
 		delta = now > hwc->blocked_stop ? now - hwc->blocked_stop : 0;
 	} else {
 		now = ktime_get_mono_fast_ns();
@@ -735,12 +736,12 @@ void perf_blocked_event_add(struct perf_event *event)
 	n = perf_blocked_points(delta, first, period);
 	hwc->blocked_off_left = first + n * period - delta;
 	if (!n)
-		goto queue;
+		goto out;
 
 	if (class == PERF_BLOCKED_SCHED) {
 		n_blocked = 0;
 	} else {
-		wake = current->blocked_wake_ts;
+		wake = task->blocked_wake_ts;
 		if (wake)
 			n_blocked = perf_blocked_points(wake > out ?
 					min(wake - out, delta) : 0,
@@ -753,8 +754,18 @@ void perf_blocked_event_add(struct perf_event *event)
 	hwc->blocked_pend_sched = n - n_blocked;
 	hwc->blocked_pend_class = class;
 
-queue:
-	if (!(hwc->blocked_pend | hwc->blocked_pend_sched | hwc->blocked_due))
+out:
+	return hwc->blocked_pend | hwc->blocked_pend_sched | hwc->blocked_due;
+}
+
+/*
+ * pmu::add(), before the hrtimer is started: if the task is coming back
+ * from an off-CPU interval this event measured, count its points and queue
+ * them to be written after the switch.
+ */
+void perf_blocked_event_add(struct perf_event *event)
+{
+	if (!perf_blocked_count(event, current, event->ctx->timestamp))
 		return;
 	/*
 	 * At a switch-in (the task's switch-out stamp is still set) the
@@ -762,10 +773,92 @@ queue:
 	 * enable after a disable) only owed on-CPU points can be pending,
 	 * and this is not the scheduler: write them now.
 	 */
-	if (out)
+	if (current->blocked_out_ts)
 		perf_blocked_queue(event);
 	else
 		perf_blocked_emit(event);
+}
+
+/* The next blocked event of @ctx's event list after @event (or its head). */
+static struct perf_event *perf_blocked_next(struct perf_event_context *ctx,
+					    struct perf_event *event)
+{
+	list_for_each_entry_continue(event, &ctx->event_list, event_entry)
+		if (event->attr.blocked)
+			return event;
+	return NULL;
+}
+
+/* The event both clones were inherited from (or one of them is). */
+static struct perf_event *perf_blocked_origin(struct perf_event *event)
+{
+	return event->parent ?: event;
+}
+
+/*
+ * perf_event_context_sched_out() may swap @ctx, the context @prev runs
+ * here, with @next_ctx, a clone of it that @next owns, instead of
+ * scheduling both out and in: the events of @ctx go on counting, for
+ * @next, and those of @next_ctx are @prev's from now on.  That skips
+ * pmu::del() and pmu::add(), where a blocked event measures an off-CPU
+ * interval.  What an event knows of the interval (the switch-out it saw,
+ * where its count stopped, its off-CPU grid, on-CPU points owed) belongs
+ * to the task, so it changes sides with the task: each event of @next_ctx
+ * takes what its match in @ctx held (for one running here, @prev's
+ * switch-out, now), each event of @ctx what its match held, and one
+ * running here counts @next's interval as pmu::add() would and queues the
+ * samples for finish_task_switch().  Clones' events match by the event
+ * they were inherited from, in list order; when they do not, return false
+ * and the contexts are scheduled out and in as usual.  Both contexts are
+ * locked and interrupts are off.
+ */
+bool __perf_blocked_ctx_swap(struct perf_event_context *ctx,
+			     struct perf_event_context *next_ctx,
+			     struct task_struct *prev, struct task_struct *next)
+{
+	struct perf_event *a, *b;
+	struct hw_perf_event *ha, *hb;
+	u64 now, out, stop, left, due;
+	int cpu = smp_processor_id();
+	bool here;
+
+	if (ctx->nr_blocked != next_ctx->nr_blocked)
+		return false;
+	a = list_entry(&ctx->event_list, struct perf_event, event_entry);
+	b = list_entry(&next_ctx->event_list, struct perf_event, event_entry);
+	while ((a = perf_blocked_next(ctx, a))) {
+		b = perf_blocked_next(next_ctx, b);
+		if (!b || perf_blocked_origin(a) != perf_blocked_origin(b))
+			return false;
+	}
+
+	now = local_clock();
+	a = list_entry(&ctx->event_list, struct perf_event, event_entry);
+	b = list_entry(&next_ctx->event_list, struct perf_event, event_entry);
+	while ((a = perf_blocked_next(ctx, a))) {
+		b = perf_blocked_next(next_ctx, b);
+		ha = &a->hw;
+		hb = &b->hw;
+		here = a->state == PERF_EVENT_STATE_ACTIVE && a->oncpu == cpu;
+		out = hb->blocked_out;
+		stop = hb->blocked_stop;
+		left = hb->blocked_off_left;
+		due = hb->blocked_due;
+
+		/* Running here: as pmu::del() at @prev's switch-out leaves it */
+		hb->blocked_out = here ? prev->blocked_out_ts : ha->blocked_out;
+		hb->blocked_stop = here ? now : ha->blocked_stop;
+		hb->blocked_off_left = ha->blocked_off_left;
+		hb->blocked_due = ha->blocked_due;
+
+		ha->blocked_out = out;
+		ha->blocked_stop = stop;
+		ha->blocked_off_left = left;
+		ha->blocked_due = due;
+		if (here && perf_blocked_count(a, next, now))
+			perf_blocked_queue(a);
+	}
+	return true;
 }
 
 /*
