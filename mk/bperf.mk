@@ -7,6 +7,9 @@
 #   make bench         the overhead benchmark (the paper's Figure 16) in one VM
 #                      boot: none/sampling/bperf/tracing on four workloads,
 #                      medians of RUNS (5); see tools/perf/tests/blocked/vm/bench.sh
+#   make bench ICOUNT=1  the same on one vCPU with instruction counting
+#                      (VM_ICOUNT in scripts/run-vm.sh): time is guest
+#                      instructions, repeatable, free of TCG's timer costs
 #   make hookcost      the scheduler hooks' cost per context switch, on the
 #                      kernel without and with CONFIG_PERF_BLOCKED_SAMPLES
 #                      (tools/perf/tests/blocked/hookcost-host.sh)
@@ -47,7 +50,8 @@ bperf-vm: bperf
 bench: bperf
 	$(MAKE) --no-print-directory kernel KERNEL_FLAVOUR=nolockdep
 	KERNEL_FLAVOUR=nolockdep VM_ENV="RUNS TARGET_MS MSG_GROUPS LOOPS PIPE_LOOPS DEVICE" \
-		scripts/run-vm.sh --timeout 2400 -- tools/perf/tests/blocked/vm/bench.sh
+		$(if $(ICOUNT),VM_ICOUNT=shift=0) \
+		scripts/run-vm.sh $(if $(ICOUNT),--cpus 1) --timeout 2400 -- tools/perf/tests/blocked/vm/bench.sh
 
 # Not a test either: builds the noblocked kernel flavour (about the time of a
 # warm kernel build with ccache) and boots both kernels. About 15 min in TCG.

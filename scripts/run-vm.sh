@@ -24,6 +24,12 @@
 #   VM_ENV="NAME1 NAME2"   environment variables passed to the command
 #   VM_APPEND="..."        more kernel command-line parameters
 #   VM_BADNESS_IGNORE=ERE  console lines matching it are not counted as badness
+#   VM_ICOUNT=shift=0      TCG with instruction counting (-icount): the guest's
+#                          clock advances 2^shift ns per guest instruction, so a
+#                          timing counts what the guest executes, not what
+#                          emulating its timers and interrupts costs the host;
+#                          repeatable to 1-2 %. One vCPU only (--cpus 1): QEMU
+#                          7.2 hangs bringing up a second one in this mode.
 #
 # Exit status: the command's; 124 on timeout; 125 if the VM did not report a
 # status (crash, init error); 1 if the command passed but the console shows a
@@ -145,6 +151,10 @@ probe_kvm() {
 		echo "tcg (KVM probe boot printed no marker within 20 s${plog:+; qemu said: $(head -n1 "$plog.err" 2>/dev/null)})"
 	fi
 }
+if [ -n "${VM_ICOUNT:-}" ]; then
+	[ "$accel" != kvm ] || die "VM_ICOUNT is a TCG mode; drop --accel kvm or VM_ICOUNT"
+	accel=tcg
+fi
 if [ "$accel" = auto ]; then
 	probe=$BUILD/kvm-probe
 	if [ ! -s "$probe" ]; then     # a host property: probed once; rm build/kvm-probe to redo
@@ -156,7 +166,12 @@ fi
 if [ "$accel" = kvm ]; then
 	accel_args=(-accel kvm -cpu host)
 else
-	accel_args=(-accel tcg,thread=multi -cpu max)
+	if [ -n "${VM_ICOUNT:-}" ]; then
+		[ "$cpus" = 1 ] || die "VM_ICOUNT needs --cpus 1 (QEMU hangs bringing up a second vCPU under -icount); got --cpus $cpus"
+		accel_args=(-accel tcg,thread=single -icount "$VM_ICOUNT" -cpu max)
+	else
+		accel_args=(-accel tcg,thread=multi -cpu max)
+	fi
 	# Under TCG every vCPU reads the host's TSC, but the guest's boot-time
 	# sync check finds "warps" (its two-CPU handshake is slow under
 	# emulation), marks the TSC unstable and falls back to the HPET: each
