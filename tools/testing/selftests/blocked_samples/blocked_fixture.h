@@ -93,6 +93,34 @@ FIXTURE_TEARDOWN(name)							\
 } while (0)
 
 /*
+ * Open @attr on the calling process once per CPU of the mask @cpus, as perf
+ * record does (perf refuses mmap() of an inherited event with cpu == -1):
+ * at most @max events into the array @ev, their number into @nev.
+ */
+#define BS_OPEN_PER_CPU(ev, max, attr, cpus, nev) do {			\
+	int __bs_cpu;							\
+									\
+	(nev) = 0;							\
+	for (__bs_cpu = 0; __bs_cpu < CPU_SETSIZE && (nev) < (max);	\
+	     __bs_cpu++) {						\
+		if (!CPU_ISSET(__bs_cpu, (cpus)))			\
+			continue;					\
+		BS_OPEN(&(ev)[(nev)], (attr), 0, __bs_cpu);		\
+		(nev)++;						\
+	}								\
+} while (0)
+
+/* Drain @nev events of the array @ev and move their samples into @all. */
+#define BS_DRAIN_ALL(ev, nev, all) do {					\
+	int __bs_i;							\
+									\
+	for (__bs_i = 0; __bs_i < (nev); __bs_i++) {				\
+		BS_DRAIN(&(ev)[__bs_i]);					\
+		ASSERT_EQ(0, bs_samples_move((all), &(ev)[__bs_i].smp));	\
+	}								\
+} while (0)
+
+/*
  * Blocked samples of @tid in class @cls carry the blocked thread's context:
  * a user callchain part, and (root, kernel not excluded) a kernel IP outside
  * the scheduler and perf.

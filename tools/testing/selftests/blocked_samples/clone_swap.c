@@ -116,7 +116,7 @@ TEST_F_TIMEOUT(clone_swap, ping_pong_same_cpu, 120)
 	uint64_t deadline, off, pts, on = 0, cpu_ns = 0;
 	const struct side *sides[2] = { &ctx.parent, &ctx.child };
 	const char *names[2] = { "parent", "child" };
-	int cpu, nev = 0, i;
+	int nev = 0, i;
 	cpu_set_t cpus;
 	pthread_t th;
 	char c = 'x';
@@ -136,12 +136,7 @@ TEST_F_TIMEOUT(clone_swap, ping_pong_same_cpu, 120)
 	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, true);
 	bs_attr_monotonic(&attr);
 	attr.inherit = 1;
-	for (cpu = 0; cpu < CPU_SETSIZE && nev < MAX_CPUS; cpu++) {
-		if (!CPU_ISSET(cpu, &cpus))
-			continue;
-		BS_OPEN(&ev[nev], &attr, 0, cpu);
-		nev++;
-	}
+	BS_OPEN_PER_CPU(ev, MAX_CPUS, &attr, &cpus, nev);
 	/* The child's context is cloned from ours here; nothing is added after. */
 	ASSERT_EQ(0, pthread_create(&th, NULL, child, NULL));
 
@@ -158,10 +153,7 @@ TEST_F_TIMEOUT(clone_swap, ping_pong_same_cpu, 120)
 	pthread_join(th, NULL);
 	ASSERT_EQ(0, ctx.child.err);
 
-	for (i = 0; i < nev; i++) {
-		BS_DRAIN(&ev[i]);
-		ASSERT_EQ(0, bs_samples_move(&all, &ev[i].smp));
-	}
+	BS_DRAIN_ALL(ev, nev, &all);
 	ASSERT_LE(MIN_TRIPS, ctx.parent.trips) {
 		TH_LOG("%ld round trips in %d ms: too few switches to judge",
 		       ctx.parent.trips, RUN_MS);

@@ -124,12 +124,7 @@ static void run_inherit(struct __test_metadata *_metadata, bool same_cpu, bool h
 	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, true);
 	bs_attr_monotonic(&attr);
 	attr.inherit = 1;
-	for (cpu = 0; cpu < CPU_SETSIZE && nev < MAX_CPUS; cpu++) {
-		if (!CPU_ISSET(cpu, &cpus))
-			continue;
-		BS_OPEN(&ev[nev], &attr, 0, cpu);
-		nev++;
-	}
+	BS_OPEN_PER_CPU(ev, MAX_CPUS, &attr, &cpus, nev);
 	ASSERT_EQ(0, pthread_create(&th, NULL, child, NULL));
 	if (same_cpu) {
 		/* Keep the CPU busy so the child switches to and from us. */
@@ -140,10 +135,7 @@ static void run_inherit(struct __test_metadata *_metadata, bool same_cpu, bool h
 	ASSERT_EQ(0, ctx.pin_err);
 	ASSERT_EQ(0, ctx.trk_err) TH_LOG("child's switch-record tracker: %s",
 					 strerror(-ctx.trk_err));
-	for (i = 0; i < nev; i++) {
-		BS_DRAIN(&ev[i]);
-		ASSERT_EQ(0, bs_samples_move(&all, &ev[i].smp));
-	}
+	BS_DRAIN_ALL(ev, nev, &all);
 
 	/* From the child's tracker on: the records cover those intervals. */
 	b = bs_sum_weight_between(&all, ctx.tid, BS_B, ctx.t_start, ctx.t_end);
