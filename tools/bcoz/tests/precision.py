@@ -19,6 +19,7 @@ import os
 import random
 import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bcozlib import analysis  # noqa: E402
@@ -63,12 +64,18 @@ def worst_error(profile, sel, levels):
     return worst, len(exps)
 
 
-def until_precise(profile, sel, levels, run_once, target, max_runs):
+def until_precise(profile, sel, levels, run_once, target, max_runs, budget_s=0.0,
+                  hard_max=24):
     """Call RUN_ONCE(n) (n = 1, 2, ...: it appends one run to PROFILE)
     until the largest standard error over LEVELS for SEL is at most TARGET
-    points or MAX_RUNS runs were made.  Returns (standard error, runs)."""
-    se, runs = float("inf"), 0
-    while runs < max_runs and se > target:
+    points.  Up to MAX_RUNS runs are always allowed; past them, more only
+    while the runs so far took less than BUDGET_S seconds (and at most
+    HARD_MAX runs): on a noisy machine a fixed count stopped at SE 5-6, where
+    a +-10 check fails one run in ten on noise alone.  Returns (standard
+    error, runs)."""
+    se, runs, t0 = float("inf"), 0, time.time()
+    while se > target and runs < hard_max and (
+            runs < max_runs or time.time() - t0 < budget_s):
         runs += 1
         run_once(runs)
         se, _ = worst_error(profile, sel, levels)

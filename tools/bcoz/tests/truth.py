@@ -17,11 +17,11 @@ Each case is one line of a ground-truth program at one line-speedup level:
 The prediction is bcoz's program speedup with `--fixed-line LINE --speedups
 0,LEVEL`, from runs of N experiments each (the program loops until bcoz
 stops it) appended to one profile until the bootstrap standard error is at
-most BCOZ_TEST_SE points (tests/precision.py; up to 4 runs).  The actual
-speedup comes from unprofiled runs, made right after, in which the line's
+most BCOZ_TEST_SE points (tests/precision.py; 4 runs, more within a
+budget).  The actual speedup comes from unprofiled runs, made right after, in which the line's
 loop really is LEVEL % shorter (the program's percent argument, the
 profiled run's calibration): runs with and without the change alternate,
-1 s each, in rounds added (5 to 12) until the estimate's bootstrap standard
+1 s each, in rounds added (8 to 16) until the estimate's bootstrap standard
 error is at most BCOZ_TEST_SE, and each counts its best rounds per second
 (run_tests.actual_runs).  Everything is sized by time or outcome.
 
@@ -82,34 +82,38 @@ def find(name, marker):
     raise KeyError("%s %s" % (name, marker))
 
 
-def actual_speedup(exe, calib, level, args):
+def actual_speedup(exe, calib, level, args, target=None):
     """The actual speedup at LEVEL as run_tests.actual_speedups measures it
     (each level's best of alternating 1 s runs, rounds added until
     precise), and the median of the paired speedups (each changed run
     against the unchanged run just before it), printed as a check on the
     first: on a busy machine the two part when a whole level's runs were
-    slowed."""
-    rps = R.actual_runs(exe, calib, (level,), args)
+    slowed.  Also the first's bootstrap standard error and the rounds.
+    TARGET: the error the rounds go on until (default the suite's)."""
+    rps = R.actual_runs(exe, calib, (level,), args, target=target or R.SE_TARGET)
     base, changed = rps[0], rps[level]
     paired = sorted((1 - b / c) * 100 for b, c in zip(base, changed))
-    return P.best_of_speedup(base, changed), paired[len(paired) // 2]
+    return (P.best_of_speedup(base, changed), paired[len(paired) // 2],
+            P.best_of_error(base, changed), len(base))
 
 
-def measure(case, level=50, experiments=12, actual=True):
-    """{predicted, actual, se, runs, time, ...} for one case."""
+def measure(case, level=50, experiments=12, actual=True, target=None):
+    """{predicted, actual, se, runs, time, ...} for one case; TARGET: the
+    standard error both estimates go on until (default the suite's)."""
     name, exe, key, src, marker, args = case
     line = R.marker_line(src, marker)
     p = R.prof("truth-%s-%s.coz" % (name, marker))
     t0 = time.time()
     out, calib, se, runs, dt = R.precise_run(
         p, ["--fixed-line", line, "--speedups", "0,%d" % level], exe, key, experiments,
-        line, (level,), extra=args(100))
+        line, (level,), extra=args(100), target=target or R.SE_TARGET)
     c = R.curve(p, line)
     res = {"program": name, "line": "%s (%s)" % (marker, line), "level": level,
            "predicted": c.get(level), "se": se, "runs": runs, "profiled_s": dt,
            "actual": None, "printed": out.strip().splitlines()[-1] if out.strip() else ""}
     if actual:
-        res["actual"], res["paired"] = actual_speedup(exe, calib, level, args)
+        res["actual"], res["paired"], res["actual_se"], res["rounds"] = actual_speedup(
+            exe, calib, level, args, target)
     res["time"] = time.time() - t0
     return res
 
