@@ -1082,12 +1082,55 @@ int bs_sysctl_set(const char *path, long v)
 	return 0;
 }
 
+static bool bs_sysctl_is_saved(const char *path)
+{
+	int i;
+
+	for (i = 0; i < bs_sysctl_nsaved; i++)
+		if (!strcmp(bs_sysctl_saved[i].path, path))
+			return true;
+	return false;
+}
+
+/*
+ * The kernel refuses a write to perf_event_max_sample_rate while
+ * perf_cpu_time_max_percent is 0 or 100 (perf_proc_update_handler()):
+ * lift the percentage to its default first.  Only when the test saved the
+ * percentage too, so that its own value is written back after.
+ */
+static void bs_sysctl_rate_writable(void)
+{
+	long pct = bs_sysctl_read(BS_CPU_TIME_MAX_PERCENT);
+
+	if ((pct == 0 || pct == 100) &&
+	    bs_sysctl_is_saved(BS_CPU_TIME_MAX_PERCENT))
+		bs_sysctl_write(BS_CPU_TIME_MAX_PERCENT, 25);
+}
+
 void bs_sysctl_restore(void)
 {
 	/* In the reverse order of setting. */
 	while (bs_sysctl_nsaved > 0) {
+		const char *path = bs_sysctl_saved[bs_sysctl_nsaved - 1].path;
+
+		if (!strcmp(path, BS_MAX_SAMPLE_RATE))
+			bs_sysctl_rate_writable();
+		bs_sysctl_write(path, bs_sysctl_saved[bs_sysctl_nsaved - 1].value);
 		bs_sysctl_nsaved--;
-		bs_sysctl_write(bs_sysctl_saved[bs_sysctl_nsaved].path,
-				bs_sysctl_saved[bs_sysctl_nsaved].value);
 	}
+}
+
+int bs_raise_sample_rate(long rate)
+{
+	long pct = bs_sysctl_read(BS_CPU_TIME_MAX_PERCENT);
+
+	if (geteuid() != 0)
+		return -1;
+	/* a percentage of 0 or 100 would refuse the rate: 25 until it is set */
+	if ((pct == 0 || pct == 100) &&
+	    bs_sysctl_set(BS_CPU_TIME_MAX_PERCENT, 25))
+		return -1;
+	if (bs_sysctl_set(BS_MAX_SAMPLE_RATE, rate))
+		return -1;
+	return bs_sysctl_set(BS_CPU_TIME_MAX_PERCENT, 0);
 }

@@ -52,10 +52,11 @@ TEST_F_TIMEOUT(onoff_split, spin_nap, 120)
 
 	BS_REQUIRE_FEATURE();
 
-	if (geteuid() == 0) {
-		bs_sysctl_set(BS_CPU_TIME_MAX_PERCENT, 0);
-		bs_sysctl_set(BS_MAX_SAMPLE_RATE, 100000);
-	}
+	if (geteuid() == 0)
+		ASSERT_EQ(0, bs_raise_sample_rate(100000)) {
+			TH_LOG("could not raise perf_event_max_sample_rate: %s",
+			       strerror(errno));
+		}
 
 	/*
 	 * Enabled once its ring buffer is mapped: a sample due before that
