@@ -41,7 +41,11 @@ if [ $vm = 1 ]; then
 	export KERNEL_FLAVOUR=${KERNEL_FLAVOUR-nolockdep}
 	. scripts/lib.sh
 	[ -f "$BZIMAGE_DEFAULT" ] || { echo "truth.sh: no $BZIMAGE_DEFAULT; build it: make kernel KERNEL_FLAVOUR=$KERNEL_FLAVOUR" >&2; exit 1; }
+	# run-vm.sh joins its command into one shell line: quote each CASE
+	# (e.g. "lock LOOP_O") so that it stays one argument
+	args=""
+	[ $# -eq 0 ] || args=$(printf ' %q' "$@")
 	BCOZ_BUILD=$build VM_ENV="$vars" exec scripts/run-vm.sh --timeout 3000 -- \
-		python3 tools/bcoz/tests/truth.py "$@"
+		"python3 tools/bcoz/tests/truth.py$args"
 fi
 BCOZ_BUILD=$build exec python3 "$root/tools/bcoz/tests/truth.py" "$@"
