@@ -170,7 +170,10 @@ def prog(name):
 
 def need_precise(se, what, runs, secs):
     """Skip a check whose standard error SE (points) is above SE_GATE: the
-    machine was too noisy for its tolerance in the time it may take."""
+    machine was too noisy for its tolerance in the time it may take.  An
+    error that could not be computed (a level without a prediction) is a
+    failure, not noise."""
+    assert math.isfinite(se), "no standard error: a checked level has no prediction (%s)" % what
     if se > SE_GATE:
         raise Skip("%s not precise enough on this machine: standard error %.1f points "
                    "after %d run(s) (%.0f s), a +-%.0f check needs at most %.1f (an idle "
@@ -540,10 +543,10 @@ def truth_check(name, marker, no_effect=False):
     need_two_cpus()
     r = truth.measure(truth.find(name, marker))
     pred, act = r["predicted"], r["actual"]
-    info = ("%s 50%%: %+.1f, actual %+.1f (paired %+.1f; SE %.1f, %d rounds); "
+    info = ("%s 50%%: %s, actual %+.1f (paired %+.1f; SE %.1f, %d rounds); "
             "SE %.1f, %d run(s) (%.0fs)") % (
-        marker, pred, act, r["paired"], r["actual_se"], r["rounds"], r["se"], r["runs"],
-        r["time"])
+        marker, "none" if pred is None else "%+.1f" % pred, act, r["paired"], r["actual_se"],
+        r["rounds"], r["se"], r["runs"], r["time"])
     assert pred is not None, "no prediction: " + info
     need_precise(r["se"], "the prediction (%s)" % info, r["runs"], r["time"])
     if no_effect:
