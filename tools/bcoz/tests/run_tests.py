@@ -168,17 +168,18 @@ def prog(name):
     return name if os.path.isabs(name) else os.path.join(BUILD, "tests", name)
 
 
-def need_precise(se, what, runs, secs):
-    """Skip a check whose standard error SE (points) is above SE_GATE: the
-    machine was too noisy for its tolerance in the time it may take.  An
-    error that could not be computed (a level without a prediction) is a
-    failure, not noise."""
-    assert math.isfinite(se), "no standard error: a checked level has no prediction (%s)" % what
+def need_precise(se, info, runs, secs):
+    """Skip a check whose prediction's standard error SE (points) is above
+    SE_GATE: the machine was too noisy for its tolerance in the time it may
+    take.  An error that could not be computed (a level without a
+    prediction) is a failure, not noise.  INFO: the check's numbers."""
+    assert math.isfinite(se), "no standard error: a checked level has no prediction (%s)" % info
     if se > SE_GATE:
-        raise Skip("%s not precise enough on this machine: standard error %.1f points "
+        raise Skip("the prediction (%s) is not precise enough on this machine: standard "
+                   "error %.1f points "
                    "after %d run(s) (%.0f s), a +-%.0f check needs at most %.1f (an idle "
                    "2-CPU machine gives 1.5-3; BCOZ_TEST_BUDGET=%.0f seconds may be raised)"
-                   % (what, se, runs, secs, TOL, SE_GATE, PRECISE_BUDGET_S))
+                   % (info, se, runs, secs, TOL, SE_GATE, PRECISE_BUDGET_S))
 
 
 def need_two_cpus():
@@ -222,7 +223,7 @@ def timed_rounds(args, secs):
     return timed_run(args, secs)[0]
 
 
-def actual_runs(name, iters, levels, args=None, secs=1.0, target=SE_TARGET):
+def actual_runs(name, iters, levels, args=None, secs=1.0):
     """Rounds per second of runs of NAME whose line really is LEVELS %
     shorter (the program's percent argument; ARGS(percent) gives the
     arguments after the calibration ITERS, default the percent), and of the
@@ -230,7 +231,7 @@ def actual_runs(name, iters, levels, args=None, secs=1.0, target=SE_TARGET):
     every level alternate, SECS each, so that load drift hits all of them;
     rounds of them are added, at least ACTUAL_MIN_REPS, until the bootstrap
     standard error of every speedup (precision.best_of_error) is at most
-    TARGET points or ACTUAL_MAX_REPS rounds were made: on a shared host
+    SE_TARGET points or ACTUAL_MAX_REPS rounds were made: on a shared host
     whose speed swings by 20 % within seconds, a fixed five rounds read lock
     L at 25 % anywhere from +10 to +32."""
     args = args or (lambda pct: [str(pct)])
@@ -240,7 +241,7 @@ def actual_runs(name, iters, levels, args=None, secs=1.0, target=SE_TARGET):
             rps[s].append(timed_rounds([name, str(iters)] + args(100 - s), secs))
         n = len(rps[0])
         if n >= ACTUAL_MIN_REPS and (n >= ACTUAL_MAX_REPS or max(
-                precision.best_of_error(rps[0], rps[s]) for s in levels) <= target):
+                precision.best_of_error(rps[0], rps[s]) for s in levels) <= SE_TARGET):
             return rps
 
 
@@ -262,13 +263,12 @@ def calibration(out, key):
     return int(m.group(1))
 
 
-def precise_run(path, args, name, calib_key, experiments, sel, levels, extra=(),
-                target=SE_TARGET):
+def precise_run(path, args, name, calib_key, experiments, sel, levels, extra=()):
     """bcoz run ARGS --- NAME until the predictions at LEVELS are precise.
 
     The first run calibrates the program's rounds (it prints CALIB_KEY);
     later runs reuse that calibration and append to the same profile, until
-    the largest bootstrap standard error over LEVELS is at most TARGET
+    the largest bootstrap standard error over LEVELS is at most SE_TARGET
     points, or at least MAX_RUNS runs were made and they took
     PRECISE_BUDGET_S (precision.py: the rule looks at the spread only, never
     at the value).  EXTRA: the program's arguments after
@@ -285,7 +285,7 @@ def precise_run(path, args, name, calib_key, experiments, sel, levels, extra=(),
         first.setdefault("out", out)
         first["t"] = first.get("t", 0.0) + dt
 
-    se, runs = precision.until_precise(path, sel, levels, run_once, target, MAX_RUNS,
+    se, runs = precision.until_precise(path, sel, levels, run_once, SE_TARGET, MAX_RUNS,
                                        PRECISE_BUDGET_S)
     return first["out"], calibration(first["out"], calib_key), se, runs, first["t"]
 
@@ -320,7 +320,7 @@ def check_toy_a(c, out, exe, iters, se, runs, dt):
             "SE %.1f, %d run(s) (%.0fs)") % (
         fmt(c), " ".join("%+.0f" % model(s / 100, 0) for s in (25, 50, 75)), b / a,
         " ".join("%+.1f" % truth[s] for s in (25, 50, 75)), ase, reps, se, runs, dt)
-    need_precise(se, "the prediction (%s)" % info, runs, dt)
+    need_precise(se, info, runs, dt)
     for s in (25, 50, 75):
         check_near(c, s, model(s / 100, 0), info=info)
     check_near(c, 25, truth[25], info=info)
@@ -337,7 +337,7 @@ def t_toy_line_b():
     a, b, truth = toy_truth(out)
     info = "%s; truth %+.0f (B/A = %.2f); SE %.1f, %d run(s) (%.0fs)" % (
         fmt(c), truth(0, 0.5), b / a, se, runs, dt)
-    need_precise(se, "the prediction (%s)" % info, runs, dt)
+    need_precise(se, info, runs, dt)
     check_near(c, 50, truth(0, 0.5), info=info)
     return info
 
@@ -515,7 +515,7 @@ def t_lock_line_l():
     truth, ase, reps = actual_speedups("lock", iters, (25, 50))
     info = "%s; actual %s (SE %.1f, %d rounds); SE %.1f, %d run(s) (%.0fs)" % (
         fmt(c), " ".join("%+.1f" % truth[s] for s in (25, 50)), ase, reps, se, runs, dt)
-    need_precise(se, "the prediction (%s)" % info, runs, dt)
+    need_precise(se, info, runs, dt)
     check_near(c, 25, truth[25], info=info)
     check_near(c, 50, truth[50], info=info)
     return info
@@ -529,7 +529,7 @@ def t_lock_line_o():
                                            "lock", "o_iterations", 12, line, (50,))
     c = curve(p, line)
     info = "%s; SE %.1f, %d run(s) (%.0fs)" % (fmt(c), se, runs, dt)
-    need_precise(se, "the prediction (%s)" % info, runs, dt)
+    need_precise(se, info, runs, dt)
     check_near(c, 50, 0, info=info)
     return info
 
@@ -548,7 +548,7 @@ def truth_check(name, marker, no_effect=False):
         marker, "none" if pred is None else "%+.1f" % pred, act, r["paired"], r["actual_se"],
         r["rounds"], r["se"], r["runs"], r["time"])
     assert pred is not None, "no prediction: " + info
-    need_precise(r["se"], "the prediction (%s)" % info, r["runs"], r["time"])
+    need_precise(r["se"], info, r["runs"], r["time"])
     if no_effect:
         assert pred >= NO_EFFECT_MIN, "a line with no effect reads below %+.0f: %s" % (
             NO_EFFECT_MIN, info)

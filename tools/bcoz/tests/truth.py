@@ -82,38 +82,36 @@ def find(name, marker):
     raise KeyError("%s %s" % (name, marker))
 
 
-def actual_speedup(exe, calib, level, args, target=None):
+def actual_speedup(exe, calib, level, args):
     """The actual speedup at LEVEL as run_tests.actual_speedups measures it
     (each level's best of alternating 1 s runs, rounds added until
     precise), and the median of the paired speedups (each changed run
     against the unchanged run just before it), printed as a check on the
     first: on a busy machine the two part when a whole level's runs were
-    slowed.  Also the first's bootstrap standard error and the rounds.
-    TARGET: the error the rounds go on until (default the suite's)."""
-    rps = R.actual_runs(exe, calib, (level,), args, target=target or R.SE_TARGET)
+    slowed.  Also the first's bootstrap standard error and the rounds."""
+    rps = R.actual_runs(exe, calib, (level,), args)
     base, changed = rps[0], rps[level]
     paired = sorted((1 - b / c) * 100 for b, c in zip(base, changed))
     return (P.best_of_speedup(base, changed), paired[len(paired) // 2],
             P.best_of_error(base, changed), len(base))
 
 
-def measure(case, level=50, experiments=12, actual=True, target=None):
-    """{predicted, actual, se, runs, time, ...} for one case; TARGET: the
-    standard error both estimates go on until (default the suite's)."""
+def measure(case, level=50, experiments=12, actual=True):
+    """{predicted, actual, se, runs, time, ...} for one case."""
     name, exe, key, src, marker, args = case
     line = R.marker_line(src, marker)
     p = R.prof("truth-%s-%s.coz" % (name, marker))
     t0 = time.time()
     out, calib, se, runs, dt = R.precise_run(
         p, ["--fixed-line", line, "--speedups", "0,%d" % level], exe, key, experiments,
-        line, (level,), extra=args(100), target=target or R.SE_TARGET)
+        line, (level,), extra=args(100))
     c = R.curve(p, line)
     res = {"program": name, "line": "%s (%s)" % (marker, line), "level": level,
            "predicted": c.get(level), "se": se, "runs": runs, "profiled_s": dt,
            "actual": None, "printed": out.strip().splitlines()[-1] if out.strip() else ""}
     if actual:
         res["actual"], res["paired"], res["actual_se"], res["rounds"] = actual_speedup(
-            exe, calib, level, args, target)
+            exe, calib, level, args)
     res["time"] = time.time() - t0
     return res
 

@@ -49,6 +49,19 @@ FIXTURE_TEARDOWN(name)							\
 		     bs_feature_msg(self->probe_err), self->probe_err);	\
 } while (0)
 
+/*
+ * As root, raise perf_event_max_sample_rate to @rate for the test and keep
+ * perf from lowering it (bs_raise_sample_rate()), failing the test if it
+ * cannot; others run at the rate they find and skip a throttled run.
+ */
+#define BS_RAISE_SAMPLE_RATE(rate) do {					\
+	int __e = geteuid() == 0 ? bs_raise_sample_rate(rate) : 0;	\
+	ASSERT_EQ(0, __e) {						\
+		TH_LOG("cannot raise perf_event_max_sample_rate to %ld: %s",\
+		       (long)(rate), strerror(-__e));			\
+	}								\
+} while (0)
+
 /* Open @attr on @pid with a ring buffer, failing the test with a reason. */
 #define BS_OPEN(ev, attr, pid, cpu) do {				\
 	int __e = bs_event_open((ev), (attr), (pid), (cpu), BS_PAGES);	\

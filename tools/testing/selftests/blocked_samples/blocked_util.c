@@ -1094,16 +1094,23 @@ static bool bs_sysctl_is_saved(const char *path)
 
 /*
  * The kernel refuses a write to perf_event_max_sample_rate while
- * perf_cpu_time_max_percent is 0 or 100 (perf_proc_update_handler()):
- * lift the percentage to its default first.  Only when the test saved the
- * percentage too, so that its own value is written back after.
+ * perf_cpu_time_max_percent is 0 or 100 (perf_proc_update_handler()).
  */
-static void bs_sysctl_rate_writable(void)
+static bool bs_rate_locked(void)
 {
 	long pct = bs_sysctl_read(BS_CPU_TIME_MAX_PERCENT);
 
-	if ((pct == 0 || pct == 100) &&
-	    bs_sysctl_is_saved(BS_CPU_TIME_MAX_PERCENT))
+	return pct == 0 || pct == 100;
+}
+
+/*
+ * Before a rate is written back: lift a locking percentage to its default,
+ * only when the test saved the percentage too, so that its own value is
+ * written back after.
+ */
+static void bs_sysctl_rate_writable(void)
+{
+	if (bs_rate_locked() && bs_sysctl_is_saved(BS_CPU_TIME_MAX_PERCENT))
 		bs_sysctl_write(BS_CPU_TIME_MAX_PERCENT, 25);
 }
 
@@ -1122,15 +1129,11 @@ void bs_sysctl_restore(void)
 
 int bs_raise_sample_rate(long rate)
 {
-	long pct = bs_sysctl_read(BS_CPU_TIME_MAX_PERCENT);
-
-	if (geteuid() != 0)
-		return -1;
-	/* a percentage of 0 or 100 would refuse the rate: 25 until it is set */
-	if ((pct == 0 || pct == 100) &&
-	    bs_sysctl_set(BS_CPU_TIME_MAX_PERCENT, 25))
-		return -1;
-	if (bs_sysctl_set(BS_MAX_SAMPLE_RATE, rate))
-		return -1;
-	return bs_sysctl_set(BS_CPU_TIME_MAX_PERCENT, 0);
+	errno = 0;
+	/* a locking percentage would refuse the rate: 25 until it is set */
+	if ((bs_rate_locked() && bs_sysctl_set(BS_CPU_TIME_MAX_PERCENT, 25)) ||
+	    bs_sysctl_set(BS_MAX_SAMPLE_RATE, rate) ||
+	    bs_sysctl_set(BS_CPU_TIME_MAX_PERCENT, 0))
+		return errno ? -errno : -EIO;	/* a failed read sets none */
+	return 0;
 }

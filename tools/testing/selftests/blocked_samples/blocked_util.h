@@ -283,11 +283,11 @@ int bs_sysctl_write(const char *path, long v);
 int bs_sysctl_set(const char *path, long v);
 void bs_sysctl_restore(void);
 /*
- * As root, for the rest of the test: perf_event_max_sample_rate @rate, and
- * perf_cpu_time_max_percent 0 so that perf does not lower it again when
+ * For the rest of the test (root only): perf_event_max_sample_rate @rate,
+ * and perf_cpu_time_max_percent 0 so that perf does not lower it again when
  * samples are slow (as they are under QEMU TCG).  In that order: the kernel
- * refuses a rate while the percentage is 0 or 100.  Returns 0, or -1 (not
- * root, or a write failed; errno set).
+ * refuses a rate while the percentage is 0 or 100.  Returns 0 or -errno.
+ * Tests call it through BS_RAISE_SAMPLE_RATE() (blocked_fixture.h).
  */
 int bs_raise_sample_rate(long rate);
 

@@ -122,12 +122,7 @@ TEST_F_TIMEOUT(clone_swap, ping_pong_same_cpu, 120)
 	char c = 'x';
 
 	BS_REQUIRE_FEATURE();
-	if (geteuid() == 0) {
-		ASSERT_EQ(0, bs_raise_sample_rate(100000)) {
-			TH_LOG("could not raise perf_event_max_sample_rate: %s",
-			       strerror(errno));
-		}
-	}
+	BS_RAISE_SAMPLE_RATE(100000);
 	memset(&ctx, 0, sizeof(ctx));
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(cpus), &cpus));
 	ctx.cpu = bs_pick_cpu();

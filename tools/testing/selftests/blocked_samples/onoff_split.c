@@ -52,12 +52,7 @@ TEST_F_TIMEOUT(onoff_split, spin_nap, 120)
 
 	BS_REQUIRE_FEATURE();
 
-	if (geteuid() == 0) {
-		ASSERT_EQ(0, bs_raise_sample_rate(100000)) {
-			TH_LOG("could not raise perf_event_max_sample_rate: %s",
-			       strerror(errno));
-		}
-	}
+	BS_RAISE_SAMPLE_RATE(100000);
 
 	/*
 	 * Enabled once its ring buffer is mapped: a sample due before that

@@ -69,12 +69,7 @@ TEST_F_TIMEOUT(timer_keep, migrate, 120)
 	if (two_cpus(cpu))
 		SKIP(return, "needs two CPUs to move between");
 
-	if (geteuid() == 0) {
-		ASSERT_EQ(0, bs_raise_sample_rate(100000)) {
-			TH_LOG("could not raise perf_event_max_sample_rate: %s",
-			       strerror(errno));
-		}
-	}
+	BS_RAISE_SAMPLE_RATE(100000);
 	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, true);
 	attr.disabled = 1;	/* enabled once its ring buffer is mapped */
 	period = attr.sample_period;

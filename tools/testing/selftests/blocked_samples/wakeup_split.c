@@ -154,12 +154,7 @@ static void run_split(struct __test_metadata *_metadata, enum mode mode)
 	size_t i;
 
 	/* A throttled sample breaks a pair: raise the limits as root. */
-	if (geteuid() == 0) {
-		ASSERT_EQ(0, bs_raise_sample_rate(100000)) {
-			TH_LOG("could not raise perf_event_max_sample_rate: %s",
-			       strerror(errno));
-		}
-	}
+	BS_RAISE_SAMPLE_RATE(100000);
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.mode = mode;
 	ctx.cpu = bs_pick_cpu();
