@@ -13,7 +13,8 @@
  * REFRESH, PERIOD, SET_OUTPUT, PAUSE_OUTPUT, an invalid SET_BPF, prctl()
  * enable/disable of all the thread's events, mmap/munmap of ring buffers
  * (which it drains, counting the blocked samples it sees), and changes of
- * perf_event_max_sample_rate (restored at the end).
+ * perf_event_max_sample_rate (restored at the end; a perf_cpu_time_max_percent
+ * of 0 or 100, which makes the kernel refuse them, is set to 25 meanwhile).
  *
  * It fails when the kernel log gets a BUG, WARNING, Oops or call trace
  * during the run, when a worker stops making progress (a lost wake-up or
@@ -77,7 +78,7 @@ static int ncpus;
 
 /* Counters the report prints. */
 static unsigned long n_ops, n_open_ok, n_open_err, n_blocked_open, n_ioctl,
-	n_mmap, n_records, n_blocked_records, n_rate_changes;
+	n_mmap, n_records, n_blocked_records, n_rate_changes, n_rate_refused;
 
 /* xorshift64*: small, seedable, the same sequence on every machine. */
 static uint64_t rng_state;
@@ -497,7 +498,7 @@ int main(int argc, char **argv)
 	err = bs_probe_feature();
 	if (err)
 		ksft_exit_skip("%s\n", bs_feature_msg(err));
-	ksft_set_plan(3);
+	ksft_set_plan(4);
 	rng_state = seed ? seed : 1;
 	ksft_print_msg("seed %llu, %lu s (repeat with -s %llu)\n",
 		       (unsigned long long)seed, seconds, (unsigned long long)seed);
@@ -513,6 +514,15 @@ int main(int argc, char **argv)
 	signal(SIGTRAP, SIG_IGN);	/* sigtrap events on our own thread */
 	open_io(dev);
 	rate0 = bs_sysctl_read(RATE_PATH);
+	if (rate0 > 0) {
+		/* the kernel refuses rate writes while the percentage is 0 or 100 */
+		long pct = bs_sysctl_read(BS_CPU_TIME_MAX_PERCENT);
+
+		if ((pct == 0 || pct == 100) &&
+		    bs_sysctl_set(BS_CPU_TIME_MAX_PERCENT, 25))
+			ksft_exit_fail_msg("perf_cpu_time_max_percent is %ld and cannot be set to 25: %s\n",
+					   pct, strerror(errno));
+	}
 	bs_klog_mark(&klog);
 
 	for (i = 0; i < NR_WORKERS; i++)
@@ -551,8 +561,11 @@ int main(int argc, char **argv)
 			prctl(chance(50) ? PR_TASK_PERF_EVENTS_DISABLE :
 			      PR_TASK_PERF_EVENTS_ENABLE);
 		} else if (what < 92 && rate0 > 0) {
-			bs_sysctl_write(RATE_PATH, chance(50) ? rate0 : (long)(1 + rnd_below(2000)));
-			n_rate_changes++;
+			if (bs_sysctl_write(RATE_PATH, chance(50) ? rate0 :
+					    (long)(1 + rnd_below(2000))))
+				n_rate_refused++;
+			else
+				n_rate_changes++;
 		} else {
 			bs_spin_ns(rnd_below(BS_NSEC_PER_MSEC));
 		}
@@ -579,12 +592,14 @@ int main(int argc, char **argv)
 	pthread_cond_broadcast(&cond);
 	for (i = 0; i < NR_WORKERS; i++)
 		pthread_join(th[i], NULL);
-	if (rate0 > 0)
-		bs_sysctl_write(RATE_PATH, rate0);
+	if (rate0 > 0 && bs_sysctl_write(RATE_PATH, rate0))
+		ksft_print_msg("could not restore perf_event_max_sample_rate %ld: %s\n",
+			       rate0, strerror(errno));
+	bs_sysctl_restore();
 
-	ksft_print_msg("%lu operations: %lu opens (%lu with the blocked bit), %lu refused, %lu ioctls, %lu mmaps, %lu rate changes\n",
+	ksft_print_msg("%lu operations: %lu opens (%lu with the blocked bit), %lu refused, %lu ioctls, %lu mmaps, %lu rate changes (%lu refused)\n",
 		       n_ops, n_open_ok, n_blocked_open, n_open_err, n_ioctl,
-		       n_mmap, n_rate_changes);
+		       n_mmap, n_rate_changes, n_rate_refused);
 	ksft_print_msg("%lu records read, %lu blocked samples among them\n",
 		       n_records, n_blocked_records);
 	for (i = 0; i < NR_WORKERS; i++)
@@ -600,5 +615,8 @@ int main(int argc, char **argv)
 	ksft_test_result(n_blocked_records > 0,
 			 "blocked samples were written (%lu): the paths were exercised\n",
 			 n_blocked_records);
+	ksft_test_result(n_rate_refused == 0,
+			 "every perf_event_max_sample_rate change was taken (%lu of %lu refused)\n",
+			 n_rate_refused, n_rate_changes + n_rate_refused);
 	ksft_finished();
 }
