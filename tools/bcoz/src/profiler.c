@@ -100,10 +100,15 @@ static _Atomic int stop_flag;
 static _Atomic int shut_once;
 static _Atomic uint64_t total_pause_ns;
 static _Atomic uint64_t total_overslept_ns;	/* pauses that ended late */
-static _Atomic uint64_t total_lost;
-static _Atomic uint64_t total_throttled;	/* the kernel stopped a thread's samples */
+/*
+ * Counted as the records are drained, not when a thread ends: with
+ * --experiments the statistics are written before the threads end.
+ */
+_Atomic uint64_t bcoz_total_lost;
+_Atomic uint64_t bcoz_total_throttled;	/* the kernel stopped a thread's samples */
 static _Atomic uint64_t total_exit_credit_ns;	/* ended threads: unsampled CPU time credited */
 static _Atomic uint64_t total_own_credit_ns;	/* threads' set-up and tear-down, sped away */
+static _Atomic uint64_t total_process_ns;	/* in process(), pauses excluded */
 
 static int out_fd = -1;
 static int fixed_line = -1;
@@ -609,6 +614,7 @@ void bcoz_process(struct bcoz_thread *t)
 static void process(struct bcoz_thread *t, int from_timer)
 {
 	int saved = errno;
+	uint64_t t0, p0, own;
 
 	if (!t || !bcoz_active)
 		return;
@@ -619,6 +625,8 @@ static void process(struct bcoz_thread *t, int from_timer)
 	}
 	t->in_use = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t0 = bcoz_now();
+	p0 = t->paused_ns;
 	do {
 		t->pending = 0;
 		sampler_drain(t, on_sample);
@@ -628,6 +636,9 @@ static void process(struct bcoz_thread *t, int from_timer)
 			runq_compensate(t);
 		add_delays(t, from_timer);
 	} while (t->pending);
+	own = bcoz_now() - t0;
+	own = own > t->paused_ns - p0 ? own - (t->paused_ns - p0) : 0;
+	atomic_fetch_add(&total_process_ns, own);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->in_use = 0;
 	errno = saved;
@@ -985,8 +996,6 @@ void bcoz_thread_end(struct bcoz_thread *t)
 	self_thread = NULL;
 	sampler_stop(t);
 	altstack_end(t);
-	atomic_fetch_add(&total_lost, t->lost);
-	atomic_fetch_add(&total_throttled, t->throttled);
 	/* published before a joiner can be woken: the thread has not exited */
 	credit_own_time(t, bcoz_now() - t0);
 }
@@ -1482,7 +1491,7 @@ static void write_stats(void)
 		     "startup_ns=%llu runtime_ns=%llu global_delay_ns=%llu "
 		     "pause_ns=%llu overslept_ns=%llu experiments=%llu samples=%llu blocked=%llu "
 		     "lock=%llu unsampled=%d exit_credit_ns=%llu own_credit_ns=%llu "
-		     "throttled=%llu\n",
+		     "throttled=%llu process_ns=%llu\n",
 		     (unsigned long long)startup_cost_ns,
 		     (unsigned long long)(bcoz_now() - start_ns),
 		     (unsigned long long)atomic_load(&global_delay),
@@ -1496,7 +1505,8 @@ static void write_stats(void)
 		     atomic_load(&bcoz_unsampled_threads),
 		     (unsigned long long)atomic_load(&total_exit_credit_ns),
 		     (unsigned long long)atomic_load(&total_own_credit_ns),
-		     (unsigned long long)atomic_load(&total_throttled));
+		     (unsigned long long)atomic_load(&bcoz_total_throttled),
+		     (unsigned long long)atomic_load(&total_process_ns));
 	fd = open(stats, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0 || syscall(SYS_write, fd, buf, n) < 0)
 		bcoz_msg("warning: cannot write %s\n", stats);
@@ -1535,16 +1545,16 @@ void bcoz_shutdown(void)
 	diagnose();
 	if (bcoz_cfg.verbose)
 		print_classes();
-	if (atomic_load(&total_lost))
+	if (atomic_load(&bcoz_total_lost))
 		bcoz_msg("warning: %llu sample records were lost (ring buffer full)\n",
-			 (unsigned long long)atomic_load(&total_lost));
-	if (atomic_load(&total_throttled))
+			 (unsigned long long)atomic_load(&bcoz_total_lost));
+	if (atomic_load(&bcoz_total_throttled))
 		bcoz_msg("warning: the kernel throttled sampling %llu time(s) "
 			 "(kernel.perf_event_max_sample_rate is %d): the samples of a "
 			 "throttled tick are lost and lines read low; run: sysctl -w "
 			 "kernel.perf_event_max_sample_rate=100000 "
 			 "kernel.perf_cpu_time_max_percent=0\n",
-			 (unsigned long long)atomic_load(&total_throttled),
+			 (unsigned long long)atomic_load(&bcoz_total_throttled),
 			 sampler_max_sample_rate());
 	if (atomic_load(&bcoz_unsampled_threads))
 		bcoz_msg("warning: %d thread(s) were not sampled (see the first warning for why); "

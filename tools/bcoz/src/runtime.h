@@ -147,8 +147,6 @@ struct bcoz_thread {
 	uint64_t debt_ns;		/* credited ahead: owed back by the next hits */
 	uint64_t debt_exp;		/* the experiment the debt belongs to */
 	uint64_t release_tsc;		/* when a hand-off last read the count */
-	uint64_t lost;
-	uint64_t throttled;		/* PERF_RECORD_THROTTLE records */
 	/* run-queue compensation (kernels without blocked samples) */
 	uint64_t last_run_delay;
 	uint64_t batch_n, batch_hit;
@@ -167,6 +165,8 @@ struct bcoz_thread {
 
 extern int bcoz_blocked_supported;	/* kernel gives blocked samples */
 extern _Atomic int bcoz_unsampled_threads;	/* perf event or ring refused */
+extern _Atomic uint64_t bcoz_total_lost;	/* samples the rings lost */
+extern _Atomic uint64_t bcoz_total_throttled;	/* PERF_RECORD_THROTTLE records */
 extern int bcoz_kernel_callchains;
 
 int sampler_probe(void);		/* 0 ok, -1 fatal (message printed) */

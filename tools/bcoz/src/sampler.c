@@ -451,11 +451,11 @@ void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 		}
 		tail += h.size;
 		if (h.type == PERF_RECORD_LOST) {
-			t->lost += t->rec.u[2];
+			atomic_fetch_add(&bcoz_total_lost, t->rec.u[2]);
 			continue;
 		}
 		if (h.type == PERF_RECORD_THROTTLE) {
-			t->throttled++;
+			atomic_fetch_add(&bcoz_total_throttled, 1);
 			continue;
 		}
 		if (h.type != PERF_RECORD_SAMPLE)

@@ -625,22 +625,29 @@ def t_throttle_warning():
         raise Skip("needs root to lower %s" % rate_path)
     with open(rate_path) as f:
         rate0 = f.read().strip()
-    st = prof("throttle.stats")
+    st, st2 = prof("throttle.stats"), prof("throttle-exp.stats")
     try:
         with open(rate_path, "w") as f:
             f.write("200\n")
         rc, out, err, dt = run(["-o", prof("throttle.coz"), "--end-to-end"],
                                [prog("toy"), "100", "2000000"], env={"BCOZ_STATS": st})
+        # --experiments writes the statistics before the threads end: the
+        # count must not wait for them
+        rc2, out2, err2, _ = run(["-o", prof("throttle-exp.coz")], [prog("toy"), "0"],
+                                 experiments=2, env={"BCOZ_STATS": st2})
     finally:
         with open(rate_path, "w") as f:
             f.write(rate0 + "\n")
     assert rc == 0, (rc, out, err)
-    s = stats(st)
+    assert rc2 == 0, (rc2, out2, err2)
+    s, s2 = stats(st), stats(st2)
     assert s["throttled"] >= 10, s
     want = "sysctl -w kernel.perf_event_max_sample_rate="
     assert "throttled sampling %d time(s)" % s["throttled"] in err and want in err, err
-    return "%d throttles at rate 200, named with the fix; rate restored to %s" % (
-        s["throttled"], rate0)
+    assert s2["throttled"] >= 10, ("--experiments: the statistics lost the throttles", s2)
+    return ("%d throttles at rate 200, named with the fix; %d counted in the statistics "
+            "of an --experiments run; rate restored to %s" % (
+                s["throttled"], s2["throttled"], rate0))
 
 
 def binom_tail_ok(k, n, p, alpha=1e-3):

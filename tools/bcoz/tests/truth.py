@@ -27,8 +27,13 @@ error is at most BCOZ_TEST_SE, and each counts its best rounds per second
 
 usage: truth.py [--level N] [--experiments N] [CASE-SUBSTRING...]
 Prints one row per case: program, line, level, predicted, actual, the
-difference, the prediction's standard error, the runs it took and, as a
-check on the actual speedup, the median of the paired speedups.
+difference, the prediction's standard error, the runs it took and, as
+checks on the actual speedup, the median of the paired speedups and the
+actual's own bootstrap standard error (aSE: a best-of over few rounds
+reads 3-4 on the idle host for an actual that repeats within 3 points, so
+it is an upper bound).  The last line gives the kernel's
+perf_event_max_sample_rate at the start and the end: the kernel lowers it
+when samples take long (under QEMU TCG from 100000 to 1250-1500 in one run).
 """
 import os
 import sys
@@ -116,8 +121,8 @@ def measure(case, level=50, experiments=12, actual=True):
     return res
 
 
-HEAD = "%-19s %-28s %5s %9s %8s %6s %5s %5s %7s" % (
-    "program", "line", "level", "predicted", "actual", "diff", "SE", "runs", "paired")
+HEAD = "%-19s %-28s %5s %9s %8s %6s %5s %5s %7s %5s" % (
+    "program", "line", "level", "predicted", "actual", "diff", "SE", "runs", "paired", "aSE")
 
 
 def needs_blocked(case):
@@ -133,14 +138,25 @@ def has_blocked():
 
 def row(r):
     diff = r["predicted"] - r["actual"] if r["actual"] is not None else float("nan")
-    return "%-19s %-28s %4d%% %+9.1f %+8.1f %+6.1f %5.1f %5d %+7.1f" % (
+    return "%-19s %-28s %4d%% %+9.1f %+8.1f %+6.1f %5.1f %5d %+7.1f %5.1f" % (
         r["program"], r["line"], r["level"], r["predicted"], r["actual"], diff, r["se"],
-        r["runs"], r.get("paired", float("nan")))
+        r["runs"], r.get("paired", float("nan")), r.get("actual_se", float("nan")))
 
 
 def load():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
+
+
+def sample_rate():
+    """kernel.perf_event_max_sample_rate: the kernel lowers it when samples
+    take long (as under QEMU TCG), and bcoz's samples are throttled below
+    about 1000 per thread and CPU."""
+    try:
+        with open("/proc/sys/kernel/perf_event_max_sample_rate") as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
 
 
 def main(argv):
@@ -169,7 +185,7 @@ def main(argv):
         " ".join("%s=%s" % kv for kv in sorted(os.environ.items())
                  if kv[0].startswith("BCOZ_") and kv[0] != "BCOZ_BUILD") or "defaults"))
     print(HEAD)
-    t0 = time.time()
+    t0, rate0 = time.time(), sample_rate()
     blocked = has_blocked()
     for c in CASES:
         if only and not any(o in "%s %s" % (c[0], c[4]) for o in only):
@@ -179,7 +195,8 @@ def main(argv):
             continue
         r = measure(c, level, exps)
         print(row(r), flush=True)
-    print("# load %s at the end; %.0f s" % (load(), time.time() - t0))
+    print("# load %s at the end; %.0f s; perf_event_max_sample_rate %s at the start, %s "
+          "at the end" % (load(), time.time() - t0, rate0, sample_rate()))
     R.shutil.rmtree(R.TMP, ignore_errors=True)
     return 0
 
