@@ -230,7 +230,7 @@ def actual_runs(name, iters, levels, args=None, secs=1.0):
     unchanged program: {level: [rounds/s, ...]}, level 0 included.  Runs at
     every level alternate, SECS each, so that load drift hits all of them;
     rounds of them are added, at least ACTUAL_MIN_REPS, until the bootstrap
-    standard error of every speedup (precision.best_of_error) is at most
+    standard error of every speedup (precision.actual_estimate) is at most
     SE_TARGET points or ACTUAL_MAX_REPS rounds were made: on a shared host
     whose speed swings by 20 % within seconds, a fixed five rounds read lock
     L at 25 % anywhere from +10 to +32."""
@@ -241,20 +241,23 @@ def actual_runs(name, iters, levels, args=None, secs=1.0):
             rps[s].append(timed_rounds([name, str(iters)] + args(100 - s), secs))
         n = len(rps[0])
         if n >= ACTUAL_MIN_REPS and (n >= ACTUAL_MAX_REPS or max(
-                precision.best_of_error(rps[0], rps[s]) for s in levels) <= SE_TARGET):
+                precision.actual_estimate(rps[0], rps[s])[1] for s in levels) <= SE_TARGET):
             return rps
 
 
 def actual_speedups(name, iters, levels, args=None):
     """({line speedup %: measured program speedup %}, standard error, rounds)
-    from actual_runs().  Each level counts its best run: other load only
-    ever slows a run down, and on a busy machine (another suite's threads
+    from actual_runs(), each level by precision.actual_estimate(): the best
+    run of each level, or the median of the paired runs, whichever is more
+    precise.  Best-of, because on a busy machine (another suite's threads
     at the same real-time priority, time-sliced in 100 ms quanta) medians
-    of three read +35 and +57 for loop A at 25 and 50 %."""
+    of three read +35 and +57 for loop A at 25 and 50 %; paired, because on
+    a host whose speed swings both ways best-of read forkjoin's big worker
+    +25.1 where its pairs read +42.1."""
     rps = actual_runs(name, iters, levels, args)
-    est = {s: precision.best_of_speedup(rps[0], rps[s]) for s in levels}
-    se = max(precision.best_of_error(rps[0], rps[s]) for s in levels)
-    return est, se, len(rps[0])
+    ests = {s: precision.actual_estimate(rps[0], rps[s]) for s in levels}
+    return ({s: e[0] for s, e in ests.items()}, max(e[1] for e in ests.values()),
+            len(rps[0]))
 
 
 def calibration(out, key):
@@ -548,9 +551,10 @@ def truth_check(name, marker, no_effect=False):
     need_two_cpus()
     r = truth.measure(truth.find(name, marker))
     pred, act = r["predicted"], r["actual"]
-    info = ("%s 50%%: %s, actual %+.1f (paired %+.1f; SE %.1f, %d rounds); "
+    info = ("%s 50%%: %s, actual %+.1f (%s; the other estimate %+.1f; SE %.1f, %d rounds); "
             "SE %.1f, %d run(s) (%.0fs)") % (
-        marker, "none" if pred is None else "%+.1f" % pred, act, r["paired"], r["actual_se"],
+        marker, "none" if pred is None else "%+.1f" % pred, act, r["how"], r["other"],
+        r["actual_se"],
         r["rounds"], r["se"], r["runs"], r["time"])
     assert pred is not None, "no prediction: " + info
     need_precise(r["se"], info, r["runs"], r["time"])

@@ -27,11 +27,10 @@ error is at most BCOZ_TEST_SE, and each counts its best rounds per second
 
 usage: truth.py [--level N] [--experiments N] [CASE-SUBSTRING...]
 Prints one row per case: program, line, level, predicted, actual, the
-difference, the prediction's standard error, the runs it took and, as
-checks on the actual speedup, the median of the paired speedups and the
-actual's own bootstrap standard error (aSE: a best-of over few rounds
-reads 3-4 on the idle host for an actual that repeats within 3 points, so
-it is an upper bound).  The last line gives the kernel's
+difference, the prediction's standard error, the runs it took, the other
+estimate of the actual speedup (each level's best run, or the median of
+the paired runs: the actual is whichever has the smaller bootstrap error),
+the actual's standard error (aSE) and which estimate the actual is.  The last line gives the kernel's
 perf_event_max_sample_rate at the start and the end: the kernel lowers it
 when samples take long (under QEMU TCG from 100000 to 1250-1500 in one run).
 """
@@ -89,16 +88,16 @@ def find(name, marker):
 
 def actual_speedup(exe, calib, level, args):
     """The actual speedup at LEVEL as run_tests.actual_speedups measures it
-    (each level's best of alternating 1 s runs, rounds added until
-    precise), and the median of the paired speedups (each changed run
-    against the unchanged run just before it), printed as a check on the
-    first: on a busy machine the two part when a whole level's runs were
-    slowed.  Also the first's bootstrap standard error and the rounds."""
+    (alternating 1 s runs, rounds added until precise; the best-of or the
+    paired estimate, whichever has the smaller bootstrap error), the other
+    estimate as a check, the first's standard error, the rounds and which
+    estimate it is."""
     rps = R.actual_runs(exe, calib, (level,), args)
     base, changed = rps[0], rps[level]
-    paired = sorted((1 - b / c) * 100 for b, c in zip(base, changed))
-    return (P.best_of_speedup(base, changed), paired[len(paired) // 2],
-            P.best_of_error(base, changed), len(base))
+    act, se, how = P.actual_estimate(base, changed)
+    other = (P.paired_speedup(base, changed) if how == "best-of" else
+             P.best_of_speedup(base, changed))
+    return act, other, se, len(base), how
 
 
 def measure(case, level=50, experiments=12, actual=True):
@@ -115,14 +114,15 @@ def measure(case, level=50, experiments=12, actual=True):
            "predicted": c.get(level), "se": se, "runs": runs, "profiled_s": dt,
            "actual": None, "printed": out.strip().splitlines()[-1] if out.strip() else ""}
     if actual:
-        res["actual"], res["paired"], res["actual_se"], res["rounds"] = actual_speedup(
-            exe, calib, level, args)
+        (res["actual"], res["other"], res["actual_se"], res["rounds"],
+         res["how"]) = actual_speedup(exe, calib, level, args)
     res["time"] = time.time() - t0
     return res
 
 
-HEAD = "%-19s %-28s %5s %9s %8s %6s %5s %5s %7s %5s" % (
-    "program", "line", "level", "predicted", "actual", "diff", "SE", "runs", "paired", "aSE")
+HEAD = "%-19s %-28s %5s %9s %8s %6s %5s %5s %7s %5s %s" % (
+    "program", "line", "level", "predicted", "actual", "diff", "SE", "runs", "other", "aSE",
+    "actual is")
 
 
 def needs_blocked(case):
@@ -138,9 +138,10 @@ def has_blocked():
 
 def row(r):
     diff = r["predicted"] - r["actual"] if r["actual"] is not None else float("nan")
-    return "%-19s %-28s %4d%% %+9.1f %+8.1f %+6.1f %5.1f %5d %+7.1f %5.1f" % (
+    return "%-19s %-28s %4d%% %+9.1f %+8.1f %+6.1f %5.1f %5d %+7.1f %5.1f %s" % (
         r["program"], r["line"], r["level"], r["predicted"], r["actual"], diff, r["se"],
-        r["runs"], r.get("paired", float("nan")), r.get("actual_se", float("nan")))
+        r["runs"], r.get("other", float("nan")), r.get("actual_se", float("nan")),
+        r.get("how", "-"))
 
 
 def load():

@@ -4,6 +4,7 @@
 Each test_* function raises AssertionError on failure.  Imported by run_tests.py.
 """
 import io
+import math
 import os
 import random
 import sys
@@ -305,8 +306,35 @@ def test_bcozlib_modules():
                                                           " ".join(classes.NAMES))
 
 
+def test_actual_estimate():
+    """The actual speedup of alternating runs: best-of when load only slows
+    runs down, the paired median when the machine's speed swings."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import precision
+    # 10 rounds, truth +20 % (base 100 rounds/s, changed 125); another
+    # suite's threads slow some runs of either level by 10-40 %
+    rnd = random.Random(3)
+    slow = [1 - rnd.uniform(0.1, 0.4) if rnd.random() < 0.5 else 1.0 for _ in range(20)]
+    base = [100 * f for f in slow[:10]]
+    changed = [125 * f for f in slow[10:]]
+    v, se, how = precision.actual_estimate(base, changed)
+    assert how == "best-of" and near(v, 20.0, 1e-9), (v, se, how)
+    # the host's own speed drifts by up to 15 % between rounds, each pair
+    # close in time, and one base run fell in a burst 30 % fast: the best-of
+    # takes that run, the median of the pairs does not
+    speed = [1 + 0.15 * math.sin(i) for i in range(10)]
+    base = [100 * f for f in speed]
+    changed = [125 * f * (1 + 0.01 * (-1) ** i) for i, f in enumerate(speed)]
+    base[3] = 100 * 1.3 * max(speed)
+    v, se, how = precision.actual_estimate(base, changed)
+    best = precision.best_of_speedup(base, changed)
+    assert how == "paired" and abs(v - 20) < 1.5 and abs(best - 20) > 1.5, (v, se, how, best)
+    return "best-of %+.1f under one-sided load; paired %+.1f (best-of %+.1f) under drift" % (
+        20.0, v, best)
+
+
 ALL = [test_throughput_math, test_appended_runs_aggregate, test_baseline_fallback_and_min_delta,
        test_latency_math_sign, test_latency_and_throughput_agree, test_end_to_end_point,
        test_subclass_selected_and_legacy_records, test_fit_and_slope, test_parser_errors,
        test_reports_render, test_truncated_last_line, test_json_profile_hint,
-       test_fuzz_parser, test_bcozlib_modules]
+       test_fuzz_parser, test_bcozlib_modules, test_actual_estimate]

@@ -294,9 +294,10 @@ def main(argv):
             result(False, tag, str(e).splitlines()[0])
             continue
         pred, act = r["predicted"], r["actual"]
-        info = "50%%: %s, actual %+.1f (paired %+.1f); SE %.1f, %d run(s) (%.0fs); %s" % (
-            "n/a" if pred is None else "%+.1f" % pred, act, r["paired"], r["se"], r["runs"],
-            r["time"], r["printed"])
+        info = ("50%%: %s, actual %+.1f (%s; the other estimate %+.1f, SE %.1f); "
+                "SE %.1f, %d run(s) (%.0fs); %s") % (
+            "n/a" if pred is None else "%+.1f" % pred, act, r["how"], r["other"],
+            r["actual_se"], r["se"], r["runs"], r["time"], r["printed"])
         if not asserted:
             tap.diag("not asserted: %s: %s" % (tag, info))
             continue
