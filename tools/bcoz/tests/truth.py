@@ -18,21 +18,24 @@ The prediction is bcoz's program speedup with `--fixed-line LINE --speedups
 0,LEVEL`, from runs of N experiments each (the program loops until bcoz
 stops it) appended to one profile until the bootstrap standard error is at
 most BCOZ_TEST_SE points (tests/precision.py; 4 runs, more within a
-budget).  The actual speedup comes from unprofiled runs, made right after, in which the line's
-loop really is LEVEL % shorter (the program's percent argument, the
-profiled run's calibration): runs with and without the change alternate,
-1 s each, in rounds added (8 to 16) until the estimate's bootstrap standard
-error is at most BCOZ_TEST_SE, and each counts its best rounds per second
-(run_tests.actual_runs).  Everything is sized by time or outcome.
+budget).  The actual speedup comes from unprofiled runs, made right after,
+in which the line's loop really is LEVEL % shorter (the program's percent
+argument, the profiled run's calibration): runs with and without the
+change alternate, 1 s each, in rounds added (8 to 16) until the
+estimate's bootstrap standard error is at most BCOZ_TEST_SE
+(run_tests.actual_runs); the estimate is each level's best run or the
+median of the paired runs, whichever is more precise
+(precision.actual_estimate).  Everything is sized by time or outcome.
 
 usage: truth.py [--level N] [--experiments N] [CASE-SUBSTRING...]
 Prints one row per case: program, line, level, predicted, actual, the
 difference, the prediction's standard error, the runs it took, the other
 estimate of the actual speedup (each level's best run, or the median of
 the paired runs: the actual is whichever has the smaller bootstrap error),
-the actual's standard error (aSE) and which estimate the actual is.  The last line gives the kernel's
-perf_event_max_sample_rate at the start and the end: the kernel lowers it
-when samples take long (under QEMU TCG from 100000 to 1250-1500 in one run).
+the actual's standard error (aSE) and which estimate the actual is.  The
+last line gives the kernel's perf_event_max_sample_rate at the start and
+the end: the kernel lowers it when samples take long (under QEMU TCG from
+100000 to 1250-1500 in one run).
 """
 import os
 import sys
@@ -151,8 +154,10 @@ def load():
 
 def sample_rate():
     """kernel.perf_event_max_sample_rate: the kernel lowers it when samples
-    take long (as under QEMU TCG), and bcoz's samples are throttled below
-    about 1000 per thread and CPU."""
+    take long (as under QEMU TCG), and throttles an event with more samples
+    in one tick than the rate over HZ (at 1250 and HZ 250, five: bcoz's
+    1 kHz events, with their blocked samples, got there 18-22 times in a
+    6 s run of the lock program)."""
     try:
         with open("/proc/sys/kernel/perf_event_max_sample_rate") as f:
             return f.read().strip()
