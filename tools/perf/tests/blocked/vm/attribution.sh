@@ -109,7 +109,8 @@ alt_trace_stop() {
 }
 
 attribution_test() {
-	local rc period wall tol phase cpu tc pts got d lost name trace_on
+	local rc period wall tol phase cpu tc pts got d lost name trace_on rate0 pct0 thr
+	local SYSK=/proc/sys/kernel
 
 	if ! gcc -O1 -g -o alternate "$here/alternate.c"; then
 		bad "attribution: compile alternate.c"
@@ -118,12 +119,24 @@ attribution_test() {
 	# the sched_switch trace is a printed reference only: go on without it
 	alt_trace_start 2>al-trace.err || diag "attribution: no sched_switch trace: $(cat al-trace.err)"
 	rm -f al-phases.txt
+	# The kernel lowers perf_event_max_sample_rate as a suite goes on
+	# (samples take long under TCG) and then throttles the task-clock,
+	# dropping a throttled tick's points: raise it for the recording, as
+	# the selftests do (a percentage of 0 makes the kernel refuse rates).
+	rate0=$(cat $SYSK/perf_event_max_sample_rate)
+	pct0=$(cat $SYSK/perf_cpu_time_max_percent)
+	echo 25 >$SYSK/perf_cpu_time_max_percent
+	echo 100000 >$SYSK/perf_event_max_sample_rate
+	echo 0 >$SYSK/perf_cpu_time_max_percent
 	# A lost sample would take its points with it: a big buffer, and a
 	# stack dump (2 KiB) deep enough for main -> phase_* -> pread.
 	"$BPERF" record --call-graph dwarf,2048 -m 4096 -o al.data \
 		./alternate -t "$ALT_MS" -i "$ALT_IO_MS" -c "$ALT_CPU_MS" -d "$DEVICE" \
 		-p al-phases.txt >al.txt 2>al.err
 	rc=$?
+	echo 25 >$SYSK/perf_cpu_time_max_percent
+	echo "$rate0" >$SYSK/perf_event_max_sample_rate
+	echo "$pct0" >$SYSK/perf_cpu_time_max_percent
 	trace_on=$(alt_trace_stop al-phases.txt)
 	if ! check "attribution: record alternate -t $ALT_MS (rc=$rc)" [ $rc -eq 0 ]; then
 		diag <al.err
@@ -143,6 +156,9 @@ attribution_test() {
 		awk '/LOST_SAMPLES events:/ { n += $3 } END { print n + 0 }')
 	check "attribution: no sample lost in the recording ($lost lost; a lost sample takes its points with it)" \
 		[ "$lost" -eq 0 ]
+	thr=$("$BPERF" report -i al.data --stats 2>/dev/null |
+		awk '/THROTTLE events:/ { n += $3 } END { print n + 0 }')
+	diag "attribution: $thr throttle record(s) (a throttled tick drops its points); perf_event_max_sample_rate was $rate0 before the recording"
 
 	# Folded stacks "al-main;main;phase_io;read_block;...;leaf N", N in
 	# points; blocked ones end in a [class] or [class:wait] frame.  An
