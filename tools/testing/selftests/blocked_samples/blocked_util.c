@@ -174,7 +174,8 @@ int bs_event_open(struct bs_event *ev, struct perf_event_attr *attr,
 	return 0;
 }
 
-int bs_switch_tracker_open(struct bs_event *ev, pid_t pid)
+static int switch_tracker_open(struct bs_event *ev, pid_t pid, int cpu,
+			       unsigned int data_pages)
 {
 	struct perf_event_attr attr;
 
@@ -184,7 +185,18 @@ int bs_switch_tracker_open(struct bs_event *ev, pid_t pid)
 	attr.config = PERF_COUNT_SW_DUMMY;
 	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 	bs_attr_switch_records(&attr);
-	return bs_event_open(ev, &attr, pid, -1, 64);
+	return bs_event_open(ev, &attr, pid, cpu, data_pages);
+}
+
+int bs_switch_tracker_open(struct bs_event *ev, pid_t pid)
+{
+	return switch_tracker_open(ev, pid, -1, 64);
+}
+
+int bs_cpu_switch_tracker_open(struct bs_event *ev, int cpu,
+			       unsigned int data_pages)
+{
+	return switch_tracker_open(ev, -1, cpu, data_pages);
 }
 
 void bs_samples_free(struct bs_samples *smp)
@@ -345,9 +357,13 @@ static int parse_sample(struct bs_samples *smp, uint64_t type,
 	return 0;
 }
 
-/* sample_id trailer of a PERF_RECORD_SWITCH (per-task: no body). */
+/*
+ * A PERF_RECORD_SWITCH (per-task: no body) or PERF_RECORD_SWITCH_CPU_WIDE
+ * (@cpu_wide: a body of the other task's pid and tid) and its sample_id
+ * trailer, whose tid is the task switched out or in.
+ */
 static int parse_switch(struct bs_samples *smp, uint64_t type,
-			const struct perf_event_header *hdr)
+			const struct perf_event_header *hdr, bool cpu_wide)
 {
 	const uint8_t *p = (const uint8_t *)(hdr + 1);
 	const uint8_t *end = (const uint8_t *)hdr + hdr->size;
@@ -359,6 +375,11 @@ static int parse_switch(struct bs_samples *smp, uint64_t type,
 
 	if (!(type & PERF_SAMPLE_TID) || !(type & PERF_SAMPLE_TIME))
 		return 0;	/* cannot attribute it: ignore */
+	if (cpu_wide) {
+		if (!take_u64(&p, end, &v))
+			return -1;
+		memcpy(&sw.other, (uint8_t *)&v + 4, 4);
+	}
 	if (!take_u64(&p, end, &v))
 		return -1;
 	memcpy(&sw.tid, (uint8_t *)&v + 4, 4);
@@ -405,7 +426,12 @@ int bs_event_drain(struct bs_event *ev)
 				goto bad;
 		} else if (hdr.type == PERF_RECORD_SWITCH && ev->sample_id_all) {
 			if (parse_switch(smp, ev->sample_type,
-					 (struct perf_event_header *)rec))
+					 (struct perf_event_header *)rec, false))
+				goto bad;
+		} else if (hdr.type == PERF_RECORD_SWITCH_CPU_WIDE &&
+			   ev->sample_id_all) {
+			if (parse_switch(smp, ev->sample_type,
+					 (struct perf_event_header *)rec, true))
 				goto bad;
 		} else if (hdr.type == PERF_RECORD_LOST) {
 			uint64_t lost;

@@ -82,10 +82,14 @@ struct bs_sample {
 	uint64_t *chain;	/* malloc'ed copy, nr_chain entries */
 };
 
-/* PERF_RECORD_SWITCH of a per-task event (bs_attr_switch_records()). */
+/*
+ * PERF_RECORD_SWITCH of a per-task event (bs_attr_switch_records()), or
+ * PERF_RECORD_SWITCH_CPU_WIDE of a CPU-wide one.
+ */
 struct bs_switch {
 	uint64_t time;		/* CLOCK_MONOTONIC ns */
 	uint32_t tid;
+	uint32_t other;		/* CPU-wide: the next (out) or prev (in) tid */
 	bool out;		/* switch-out (else switch-in) */
 	bool preempt;		/* switch-out while runnable */
 };
@@ -152,6 +156,13 @@ void bs_event_close(struct bs_event *ev);
  * (bs_attr_switch_records()), as an independent off-CPU reference.
  */
 int bs_switch_tracker_open(struct bs_event *ev, pid_t pid);
+/*
+ * The same for every task on @cpu (pid -1: CAP_PERFMON or paranoid <= 0),
+ * with @data_pages of ring.  It lives in the CPU's context, not a task's,
+ * so it leaves cloned task contexts clones.
+ */
+int bs_cpu_switch_tracker_open(struct bs_event *ev, int cpu,
+			       unsigned int data_pages);
 
 /*
  * Consume everything currently in the ring buffer into ev->smp (appending).
