@@ -36,6 +36,7 @@ Prints TAP (tests/tap.py); exits 1 on any failure.
 """
 import math
 import os
+import random
 import re
 import shutil
 import signal
@@ -60,8 +61,10 @@ PRECISE_BUDGET_S = float(os.environ.get("BCOZ_TEST_BUDGET", "120"))
 # a check whose error is still above TOL / 3 then says so and is skipped: on
 # noise alone a +-10 check at SE 5.7 failed one CI run (toy B read -12.7)
 SE_GATE = TOL / 3
-# actual-speedup runs: rounds of alternating runs, added until precise
-ACTUAL_MIN_REPS, ACTUAL_MAX_REPS = 8, 16
+# actual-speedup runs: rounds of alternating runs, added until precise:
+# to SE_TARGET within ACTUAL_MAX_REPS rounds, to SE_GATE within
+# ACTUAL_MORE_REPS; an actual still less precise than that is not judged
+ACTUAL_MIN_REPS, ACTUAL_MAX_REPS, ACTUAL_MORE_REPS = 8, 16, 32
 NCPU = len(os.sched_getaffinity(0))
 
 sys.path.insert(0, HERE)
@@ -182,6 +185,18 @@ def need_precise(se, info, runs, secs):
                    % (info, se, runs, secs, TOL, SE_GATE, PRECISE_BUDGET_S))
 
 
+def actual_precise(ase, rounds):
+    """'' if the actual speedup's standard error ASE (points, after ROUNDS
+    rounds) is at most SE_GATE, else why it is not judged: the ground truth
+    is then as uncertain as the tolerance, and a check against it fails on
+    noise (a +-10 check with errors of 2.8 and 4.0 fails about 1 run in 20)."""
+    if ase <= SE_GATE:
+        return ""
+    return ("the actual speedup is not precise enough on this machine to judge a "
+            "prediction by: standard error %.1f points after %d rounds, a +-%.0f check "
+            "needs at most %.1f" % (ase, rounds, TOL, SE_GATE))
+
+
 def need_two_cpus():
     if NCPU < 2:
         raise Skip("needs 2 usable CPUs, has %d: the expected curve assumes the two "
@@ -231,17 +246,22 @@ def actual_runs(name, iters, levels, args=None, secs=1.0):
     every level alternate, SECS each, so that load drift hits all of them;
     rounds of them are added, at least ACTUAL_MIN_REPS, until the bootstrap
     standard error of every speedup (precision.actual_estimate) is at most
-    SE_TARGET points or ACTUAL_MAX_REPS rounds were made: on a shared host
-    whose speed swings by 20 % within seconds, a fixed five rounds read lock
-    L at 25 % anywhere from +10 to +32."""
+    SE_TARGET points or ACTUAL_MAX_REPS rounds were made, and past that up
+    to ACTUAL_MORE_REPS while it is above SE_GATE (actual_precise()): on a
+    shared host whose speed swings by 20 % within seconds, a fixed five
+    rounds read lock L at 25 % anywhere from +10 to +32, and sixteen left
+    the pipeline's worker at +9.3 (SE 4.0) for a true 0."""
     args = args or (lambda pct: [str(pct)])
     rps = {s: [] for s in (0,) + tuple(levels)}
     while True:
         for s in rps:
             rps[s].append(timed_rounds([name, str(iters)] + args(100 - s), secs))
         n = len(rps[0])
-        if n >= ACTUAL_MIN_REPS and (n >= ACTUAL_MAX_REPS or max(
-                precision.actual_estimate(rps[0], rps[s])[1] for s in levels) <= SE_TARGET):
+        if n < ACTUAL_MIN_REPS:
+            continue
+        ase = max(precision.actual_estimate(rps[0], rps[s])[1] for s in levels)
+        if (ase <= SE_TARGET or n >= ACTUAL_MORE_REPS or
+                (n >= ACTUAL_MAX_REPS and ase <= SE_GATE)):
             return rps
 
 
@@ -326,6 +346,9 @@ def check_toy_a(c, out, exe, iters, se, runs, dt):
     need_precise(se, info, runs, dt)
     for s in (25, 50, 75):
         check_near(c, s, model(s / 100, 0), info=info)
+    why = actual_precise(ase, reps)
+    if why:
+        return info + "; " + why
     check_near(c, 25, truth[25], info=info)
     return info
 
@@ -519,6 +542,9 @@ def t_lock_line_l():
     info = "%s; actual %s (SE %.1f, %d rounds); SE %.1f, %d run(s) (%.0fs)" % (
         fmt(c), " ".join("%+.1f" % truth[s] for s in (25, 50)), ase, reps, se, runs, dt)
     need_precise(se, info, runs, dt)
+    why = actual_precise(ase, reps)
+    if why:
+        raise Skip("%s (%s)" % (why, info))
     check_near(c, 25, truth[25], info=info)
     check_near(c, 50, truth[50], info=info)
     return info
@@ -558,8 +584,14 @@ def truth_check(name, marker, no_effect=False):
         r["rounds"], r["se"], r["runs"], r["time"])
     assert pred is not None, "no prediction: " + info
     need_precise(r["se"], info, r["runs"], r["time"])
-    assert abs(pred - act) <= TOL, "%+.1f from the actual speedup, more than %.0f: %s" % (
-        pred - act, TOL, info)
+    why = actual_precise(r["actual_se"], r["rounds"])
+    if why and not no_effect:
+        raise Skip("%s (%s)" % (why, info))
+    if why:
+        info += "; " + why
+    else:
+        assert abs(pred - act) <= TOL, "%+.1f from the actual speedup, more than %.0f: %s" % (
+            pred - act, TOL, info)
     if no_effect and r["se"] > NO_EFFECT_SE:
         info += ("; the no-effect bound %+.0f not judged: it needs a standard error of at "
                  "most %.1f" % (NO_EFFECT_MIN, NO_EFFECT_SE))
@@ -1290,7 +1322,39 @@ def t_coz_h_cxx_inline():
     return "g++ -O2 compiles it; bcoz names both points: %s" % ", ".join(names)
 
 
+def t_actual_rounds():
+    """actual_runs() adds rounds until the actual speedup is precise, and
+    actual_precise() turns down one that never got there: fake runs of a
+    true +20 %, each run's speed off by a random factor of spread S."""
+    global timed_rounds
+    real = timed_rounds
+    got = {}
+    try:
+        for spread in (0.01, 0.12, 0.6):
+            rnd = random.Random(7)
+
+            def fake(args, secs, rnd=rnd, spread=spread):
+                rate = 125.0 if args[2] == "50" else 100.0
+                return rate * (1 + rnd.uniform(-spread, spread))
+
+            timed_rounds = fake
+            rps = actual_runs("fake", 1, (50,))
+            v, ase, how = precision.actual_estimate(rps[0], rps[50])
+            got[spread] = (len(rps[0]), ase, v, actual_precise(ase, len(rps[0])))
+    finally:
+        timed_rounds = real
+    quiet, noisy, wild = (got[k] for k in (0.01, 0.12, 0.6))
+    assert quiet[0] == ACTUAL_MIN_REPS and quiet[1] <= SE_TARGET and not quiet[3], quiet
+    assert ACTUAL_MIN_REPS < noisy[0] <= ACTUAL_MORE_REPS and noisy[1] <= SE_GATE, noisy
+    assert not noisy[3] and abs(noisy[2] - 20) <= 3 * noisy[1], noisy
+    assert wild[0] == ACTUAL_MORE_REPS and wild[1] > SE_GATE and wild[3], wild
+    return "; ".join("spread %.0f%%: %d rounds, %+.1f (SE %.1f)%s" % (
+        100 * k, n, v, e, ", not judged" if why else "")
+        for k, (n, e, v, why) in sorted(got.items()))
+
+
 TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
+    ("actual speedup: rounds until precise, else not judged", t_actual_rounds),
     ("toy: speeding loop A", t_toy_line_a),
     ("toy: speeding loop B", t_toy_line_b),
     ("stripped toy: speeding function loop_a", t_toy_function_a),
