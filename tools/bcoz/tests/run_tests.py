@@ -1330,7 +1330,7 @@ def t_actual_rounds():
     real = timed_rounds
     got = {}
     try:
-        for spread in (0.01, 0.12, 0.6):
+        for spread in (0.01, 0.12, 0.25, 0.6):
             rnd = random.Random(7)
 
             def fake(args, secs, rnd=rnd, spread=spread):
@@ -1343,10 +1343,13 @@ def t_actual_rounds():
             got[spread] = (len(rps[0]), ase, v, actual_precise(ase, len(rps[0])))
     finally:
         timed_rounds = real
-    quiet, noisy, wild = (got[k] for k in (0.01, 0.12, 0.6))
+    quiet, noisy, late, wild = (got[k] for k in (0.01, 0.12, 0.25, 0.6))
     assert quiet[0] == ACTUAL_MIN_REPS and quiet[1] <= SE_TARGET and not quiet[3], quiet
     assert ACTUAL_MIN_REPS < noisy[0] <= ACTUAL_MORE_REPS and noisy[1] <= SE_GATE, noisy
     assert not noisy[3] and abs(noisy[2] - 20) <= 3 * noisy[1], noisy
+    # past ACTUAL_MAX_REPS rounds only while above SE_GATE, and no further
+    assert ACTUAL_MAX_REPS < late[0] < ACTUAL_MORE_REPS, late
+    assert SE_TARGET < late[1] <= SE_GATE and not late[3], late
     assert wild[0] == ACTUAL_MORE_REPS and wild[1] > SE_GATE and wild[3], wild
     return "; ".join("spread %.0f%%: %d rounds, %+.1f (SE %.1f)%s" % (
         100 * k, n, v, e, ", not judged" if why else "")

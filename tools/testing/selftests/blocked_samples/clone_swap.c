@@ -52,12 +52,15 @@
 
 #define RUN_MS		1000
 #define MIN_TRIPS	200
-#define MAX_TRIPS	16000
+#define MAX_TRIPS	6000
 #define PARENT_SPIN_US	300
 #define CHILD_SPIN_US	100
 #define STALL_PCT	5
-/* 4 MiB: 131072 switch records of 32 bytes, 4 a round trip, and others */
-#define TRACKER_PAGES	1024
+/*
+ * 1 MiB: 32768 switch records of 32 bytes, 4 a round trip, and others.
+ * A trip spins 400 us, so 1 s holds at most 2500 of them.
+ */
+#define TRACKER_PAGES	256
 #define MAX_CPUS	64
 
 struct side {
@@ -204,9 +207,10 @@ TEST_F_TIMEOUT(clone_swap, ping_pong_same_cpu, 120)
 	ASSERT_EQ(0, pipe(ctx.c2p));
 	i = bs_cpu_switch_tracker_open(&trk, ctx.cpu, TRACKER_PAGES);
 	if (i == -EACCES || i == -EPERM)
-		SKIP(return, "a CPU-wide switch tracker needs CAP_PERFMON or "
-		     "perf_event_paranoid <= 0: run as root, or: "
-		     "sysctl -w kernel.perf_event_paranoid=0");
+		SKIP(return, "a CPU-wide switch tracker with a %d KiB ring "
+		     "needs CAP_PERFMON (or perf_event_paranoid <= 0) and "
+		     "CAP_IPC_LOCK (or perf_event_mlock_kb >= %d): run as root",
+		     TRACKER_PAGES * 4, TRACKER_PAGES * 4 + 4);
 	ASSERT_EQ(0, i) {
 		TH_LOG("CPU-wide switch tracker on CPU %d: %s", ctx.cpu,
 		       strerror(-i));
