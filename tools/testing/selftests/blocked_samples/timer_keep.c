@@ -21,8 +21,9 @@
  * (two periods plus 1 % short of it at most, one period over; see "Why
  * on- and off-CPU points are counted apart" in
  * Documentation/admin-guide/perf/blocked-samples.rst), and on- plus
- * off-CPU points match the wall time of the run within 20 ms plus 3 %.  As in onoff_split.c, root raises perf_event_max_sample_rate for
- * the run, and a throttled run is skipped.
+ * off-CPU points match the wall time of the run within 20 ms plus 3 %.
+ * As in onoff_split.c, root raises perf_event_max_sample_rate for the
+ * run, and a throttled run is skipped.
  *
  * close_while_off: a sleeper shares its CPU with a spinner, so its timer
  * is left queued at each sleep; the event is closed while the sleeper
