@@ -11,12 +11,12 @@
  * last.  The parent spins PARENT_SPIN_US before each byte it sends, the
  * child CHILD_SPIN_US, so the child is off the CPU longer than the parent
  * (three times as long on hardware, half as long again in a TCG guest,
- * where the switch work is long): points handed to the wrong thread show.  Their on-CPU points
- * together must weigh their time on the CPU together: the event that
- * counts at a switch counts for both threads in turn, and a context that
- * is only ever swapped is never scheduled in again, so its time must not
- * be taken as the count's start (an unthrottle once added seconds to the
- * count).
+ * where the switch work is long): points handed to the wrong thread show.
+ * Their on-CPU points together must weigh their time on the CPU together:
+ * the event that counts at a switch counts for both threads in turn, and
+ * a context that is only ever swapped is never scheduled in again, so its
+ * time must not be taken as the count's start (an unthrottle once added
+ * seconds to the count).
  *
  * The off-CPU time comes from the switch records of a CPU-wide tracker on
  * the threads' CPU (offcpu_ns()): it lives in the CPU's context, so the
