@@ -49,7 +49,7 @@ bperf-vm: bperf
 # takes the time of a cold kernel build).  About 10 min in TCG.
 bench: bperf
 	$(MAKE) --no-print-directory kernel KERNEL_FLAVOUR=nolockdep
-	KERNEL_FLAVOUR=nolockdep VM_ENV="RUNS TARGET_MS MSG_GROUPS LOOPS PIPE_LOOPS DEVICE" \
+	KERNEL_FLAVOUR=nolockdep VM_ENV="RUNS TARGET_MS MSG_GROUPS LOOPS PIPE_LOOPS DEVICE WORKLOADS PROFILERS" \
 		$(if $(ICOUNT),VM_ICOUNT=shift=0) \
 		scripts/run-vm.sh $(if $(ICOUNT),--cpus 1) --timeout 2400 -- tools/perf/tests/blocked/vm/bench.sh
 

@@ -14,6 +14,15 @@
 #              sampling   bperf record -g --no-blocked  (task-clock, 1 ms)
 #              bperf      bperf record -g               (task-clock, 1 ms, blocked samples)
 #              tracing    bperf record -g -e sched:sched_switch -e sched:sched_wakeup
+#   and, named in PROFILERS, the parts of bperf's cost (see "Where bperf's
+#   extra cost goes" in Documentation/bperf/bperf.rst):
+#              bperf-hooks     bperf record --no-call-graph -c 1000000000
+#                              (the switch hooks: a 1 s period writes almost
+#                              no blocked sample)
+#              bperf-nochain   bperf record --no-call-graph  (blocked samples
+#                              without callchains; the kernel stack is still
+#                              walked for each sample's IP)
+#              sampling-nochain  bperf record --no-blocked --no-call-graph
 # Every profiler runs with -B (no build-id pass at the end, which is not part
 # of the workload's run) and writes to the guest's tmpfs.  cpu and io are
 # sized once, unprofiled, to about $TARGET_MS ms; the same amount of work then
@@ -36,7 +45,9 @@
 #
 # Environment: BPERF (default build/bperf/bperf), RUNS (5), TARGET_MS (1000),
 # DEVICE (/dev/vda), MSG_GROUPS (4), LOOPS (20), PIPE_LOOPS (3000), OUT (where the
-# table goes as well, default build/vm-scratch/bench).
+# table goes as well, default build/vm-scratch/bench), WORKLOADS (default
+# "messaging pipe cpu io"), PROFILERS (default "none sampling bperf tracing";
+# none is always run, first).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -53,6 +64,19 @@ T=$(mktemp -d /tmp/bench.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 die() { echo "bench: $*" >&2; exit 1; }
 
+ALL_PROFILERS="none sampling bperf tracing bperf-hooks bperf-nochain sampling-nochain"
+WORKLOADS=${WORKLOADS:-messaging pipe cpu io}
+PROFILERS="none $(echo " ${PROFILERS:-sampling bperf tracing} " | sed 's/ none / /g')"
+for wl in $WORKLOADS; do
+	case $wl in messaging | pipe | cpu | io) ;;
+	*) die "WORKLOADS: unknown workload '$wl'; known: messaging pipe cpu io" ;;
+	esac
+done
+for prof in $PROFILERS; do
+	case " $ALL_PROFILERS " in *" $prof "*) ;;
+	*) die "PROFILERS: unknown profiler '$prof'; known: $ALL_PROFILERS" ;;
+	esac
+done
 [ -x "$BPERF" ] || die "no bperf at $BPERF; build it with 'make bperf'"
 mkdir -p "$OUT" 2>/dev/null || OUT=$T
 cd "$T" || exit 1
@@ -69,12 +93,15 @@ grep -q 'does not support blocked samples' probe.out &&
 	die "kernel $(uname -r) has no blocked samples; boot the patched kernel (make kernel)"
 
 t_start=$(date +%s)
-ncpu=$("$W" calib cpu "$TARGET_MS") || die "calibrating the CPU-bound loop failed"
-nio=$("$W" calib io "$TARGET_MS" "$DEVICE") || die "calibrating O_DIRECT reads of $DEVICE failed"
+ncpu=0 nio=0
+case " $WORKLOADS " in *" cpu "*)
+	ncpu=$("$W" calib cpu "$TARGET_MS") || die "calibrating the CPU-bound loop failed" ;;
+esac
+case " $WORKLOADS " in *" io "*)
+	nio=$("$W" calib io "$TARGET_MS" "$DEVICE") || die "calibrating O_DIRECT reads of $DEVICE failed" ;;
+esac
 echo "bench: $(uname -r), $(nproc) CPU(s), $RUNS rounds; cpu: $ncpu rounds, io: $nio reads of $DEVICE (about $TARGET_MS ms each)" >&2
 
-WORKLOADS="messaging pipe cpu io"
-PROFILERS="none sampling bperf tracing"
 wl_cmd() {
 	case $1 in
 	messaging) echo "$BPERF bench sched messaging -g $GROUPS_ -l $LOOPS" ;;
@@ -89,6 +116,9 @@ prof_cmd() {
 	sampling) echo "$BPERF record -q -B -g --no-blocked -o perf.data --" ;;
 	bperf) echo "$BPERF record -q -B -g -o perf.data --" ;;
 	tracing) echo "$BPERF record -q -B -g -e sched:sched_switch -e sched:sched_wakeup -o perf.data --" ;;
+	bperf-hooks) echo "$BPERF record -q -B --no-call-graph -c 1000000000 -o perf.data --" ;;
+	bperf-nochain) echo "$BPERF record -q -B --no-call-graph -o perf.data --" ;;
+	sampling-nochain) echo "$BPERF record -q -B --no-blocked --no-call-graph -o perf.data --" ;;
 	esac
 }
 
@@ -115,7 +145,8 @@ RES=$OUT/results.txt
 : >"$RES" || die "cannot write $RES"
 # the profiler's fixed cost (start-up, /proc and kallsyms, writing the
 # header) from recording `true`, printed with the table
-for prof in sampling bperf tracing; do
+for prof in $PROFILERS; do
+	[ "$prof" = none ] && continue
 	for _ in 1 2 3; do
 		rm -f in.txt out.txt
 		# shellcheck disable=SC2046
@@ -136,7 +167,7 @@ for r in $(seq 1 "$RUNS"); do
 	echo "bench: round $r/$RUNS done after $(($(date +%s) - t_start)) s" >&2
 done
 
-awk '
+awk -v profs="$PROFILERS" '
 function median(a, n,   i, j, t) {
 	for (i = 1; i <= n; i++)
 		for (j = i + 1; j <= n; j++)
@@ -150,7 +181,7 @@ function median(a, n,   i, j, t) {
 	if ($1 != "true" && !($1 in seen)) { seen[$1] = 1; order[++nw] = $1 }
 }
 END {
-	np = split("none sampling bperf tracing", P, " ")
+	np = split(profs, P, " ")
 	for (p = 2; p <= np; p++) {
 		k = "true" SUBSEP P[p]
 		for (i = 1; i <= n[k]; i++) a[i] = perf[k, i]
@@ -174,7 +205,9 @@ END {
 				md / 1e6, me
 		}
 	}
-	printf "\nof which start-up (perf record of `true`): sampling %.2f s, bperf %.2f s, tracing %.2f s of CPU\n",
-		fixed["sampling"], fixed["bperf"], fixed["tracing"]
+	printf "\nof which start-up (perf record of `true`):"
+	for (p = 2; p <= np; p++)
+		printf "%s %s %.2f s", (p > 2 ? "," : ""), P[p], fixed[P[p]]
+	printf " of CPU\n"
 }' "$RES" | tee "$OUT/table.md"
 echo "bench: $(($(date +%s) - t_start)) s in all; table in $OUT/table.md, raw runs in $RES" >&2
