@@ -46,8 +46,8 @@
 # Environment: BPERF (default build/bperf/bperf), RUNS (5), TARGET_MS (1000),
 # DEVICE (/dev/vda), MSG_GROUPS (4), LOOPS (20), PIPE_LOOPS (3000), OUT (where the
 # table goes as well, default build/vm-scratch/bench), WORKLOADS (default
-# "messaging pipe cpu io"), PROFILERS (default "none sampling bperf tracing";
-# none is always run, first).
+# "messaging pipe cpu io"), PROFILERS (default "sampling bperf tracing";
+# none is always run too, first in round 1).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
