@@ -83,8 +83,9 @@ cd "$T" || exit 1
 [ -w "${HOME:-/nonexistent}" ] || export HOME=$T
 gcc -O2 -o bench-work "$here/bench-work.c" || die "cannot compile bench-work.c (gcc)"
 W=$T/bench-work
-[ -e "$DEVICE" ] || die "no $DEVICE for the O_DIRECT reads; set DEVICE to a block device or a file on a disk"
-if [ ! -e /sys/kernel/tracing/events/sched ]; then
+[[ " $WORKLOADS " != *" io "* || -e "$DEVICE" ]] ||
+	die "no $DEVICE for the O_DIRECT reads; set DEVICE to a block device or a file on a disk"
+if [[ " $PROFILERS " == *" tracing "* && ! -e /sys/kernel/tracing/events/sched ]]; then
 	mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null ||
 		die "tracefs is not mounted and cannot be mounted on /sys/kernel/tracing (needed for the tracing profiler)"
 fi
