@@ -64,18 +64,18 @@ T=$(mktemp -d /tmp/bench.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 die() { echo "bench: $*" >&2; exit 1; }
 
+# whether the word list $1 holds the word $2
+listed() { [[ " $1 " == *" $2 "* ]]; }
+
+ALL_WORKLOADS="messaging pipe cpu io"
 ALL_PROFILERS="none sampling bperf tracing bperf-hooks bperf-nochain sampling-nochain"
-WORKLOADS=${WORKLOADS:-messaging pipe cpu io}
+WORKLOADS=${WORKLOADS:-$ALL_WORKLOADS}
 PROFILERS="none $(echo " ${PROFILERS:-sampling bperf tracing} " | sed 's/ none / /g')"
 for wl in $WORKLOADS; do
-	case $wl in messaging | pipe | cpu | io) ;;
-	*) die "WORKLOADS: unknown workload '$wl'; known: messaging pipe cpu io" ;;
-	esac
+	listed "$ALL_WORKLOADS" "$wl" || die "WORKLOADS: unknown workload '$wl'; known: $ALL_WORKLOADS"
 done
 for prof in $PROFILERS; do
-	case " $ALL_PROFILERS " in *" $prof "*) ;;
-	*) die "PROFILERS: unknown profiler '$prof'; known: $ALL_PROFILERS" ;;
-	esac
+	listed "$ALL_PROFILERS" "$prof" || die "PROFILERS: unknown profiler '$prof'; known: $ALL_PROFILERS"
 done
 [ -x "$BPERF" ] || die "no bperf at $BPERF; build it with 'make bperf'"
 mkdir -p "$OUT" 2>/dev/null || OUT=$T
@@ -83,9 +83,9 @@ cd "$T" || exit 1
 [ -w "${HOME:-/nonexistent}" ] || export HOME=$T
 gcc -O2 -o bench-work "$here/bench-work.c" || die "cannot compile bench-work.c (gcc)"
 W=$T/bench-work
-[[ " $WORKLOADS " != *" io "* || -e "$DEVICE" ]] ||
+! listed "$WORKLOADS" io || [ -e "$DEVICE" ] ||
 	die "no $DEVICE for the O_DIRECT reads; set DEVICE to a block device or a file on a disk"
-if [[ " $PROFILERS " == *" tracing "* && ! -e /sys/kernel/tracing/events/sched ]]; then
+if listed "$PROFILERS" tracing && [ ! -e /sys/kernel/tracing/events/sched ]; then
 	mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null ||
 		die "tracefs is not mounted and cannot be mounted on /sys/kernel/tracing (needed for the tracing profiler)"
 fi
@@ -95,12 +95,12 @@ grep -q 'does not support blocked samples' probe.out &&
 
 t_start=$(date +%s)
 ncpu=0 nio=0
-case " $WORKLOADS " in *" cpu "*)
-	ncpu=$("$W" calib cpu "$TARGET_MS") || die "calibrating the CPU-bound loop failed" ;;
-esac
-case " $WORKLOADS " in *" io "*)
-	nio=$("$W" calib io "$TARGET_MS" "$DEVICE") || die "calibrating O_DIRECT reads of $DEVICE failed" ;;
-esac
+if listed "$WORKLOADS" cpu; then
+	ncpu=$("$W" calib cpu "$TARGET_MS") || die "calibrating the CPU-bound loop failed"
+fi
+if listed "$WORKLOADS" io; then
+	nio=$("$W" calib io "$TARGET_MS" "$DEVICE") || die "calibrating O_DIRECT reads of $DEVICE failed"
+fi
 echo "bench: $(uname -r), $(nproc) CPU(s), $RUNS rounds; cpu: $ncpu rounds, io: $nio reads of $DEVICE (about $TARGET_MS ms each)" >&2
 
 wl_cmd() {
