@@ -25,7 +25,11 @@ change alternate, 1 s each, in rounds added (8 to 16) until the
 estimate's bootstrap standard error is at most BCOZ_TEST_SE
 (run_tests.actual_runs); the estimate is each level's best run or the
 median of the paired runs, whichever is more precise
-(precision.actual_estimate).  Everything is sized by time or outcome.
+(precision.actual_estimate).  A pipeline's runs are counted in items per
+item-time of the stage left unchanged, when that stage is busy (busy_stage):
+its own time per item tracks the machine's speed, which a shared host moves
+by a quarter within seconds, and takes out what the changed stage does to
+the other's CPU.  Everything is sized by time or outcome.
 
 usage: truth.py [--level N] [--experiments N] [CASE-SUBSTRING...]
 Prints one row per case: program, line, level, predicted, actual, the
@@ -38,6 +42,8 @@ the end: the kernel lowers it when samples take long (under QEMU TCG from
 100000 to 1250-1500 in one run).
 """
 import os
+import re
+import statistics
 import sys
 import time
 
@@ -49,11 +55,67 @@ import precision as P  # noqa: E402
 R = None
 
 
+# a stage busy at least this share of the unchanged runs times the
+# machine's speed (see busy_stage)
+REF_BUSY = 0.9
+
+
 def pipeline(mode, line, kind="cpu"):
     def args(pct):
         return [mode, str(pct) if line == "R" else "100", str(pct) if line == "W" else "100",
                 kind]
     return args
+
+
+def busy_stage(key, stage):
+    """The view of a pipeline's actual runs (run_tests.actual_runs): the
+    items the program made in the time the stage left unchanged (KEY, its
+    printed milliseconds per item, r_ms or w_ms) needs for one item, that
+    is rounds per second times that time, when that stage is busy (median
+    share of the unchanged runs at least REF_BUSY); rounds per second
+    otherwise.
+
+    Virtual speedup predicts a line's effect with the rest of the program
+    running at its usual speed; a real run cannot hold the machine still.
+    On a shared host whose speed moves by a quarter within seconds the
+    reader-bound pipeline made 199 to 349 rounds a second at one setting,
+    each run's rate following its reader's own 2.8-5.0 ms per item; and a
+    really halved worker leaves the reader a quieter machine, so runs whose
+    worker (no effect) was halved read +3 to +10 % faster, a speedup of the
+    reader that the worker's line did not cause (a prediction of -2.9
+    failed against an actual +8.2).  Counted in the busy stage's own time
+    per item, the same runs give that line -0.4 %, with a fraction of the
+    spread.  A stage that waits between items is no clock: the worker's
+    1.5 ms item took 1.2 ms at a third of the time busy and 0.92 ms at two
+    thirds (a CPU kept busy runs faster), so such a stage is not used."""
+    pat = re.compile(r"\b%s=([0-9.]+)" % key)
+
+    def view(rps, outs):
+        share, per = {}, {}
+        for s in rps:
+            ms = []
+            for out in outs[s]:
+                m = pat.search(out)
+                assert m, "no %s in the program's output: %s" % (key, out)
+                ms.append(float(m.group(1)))
+            per[s] = [rate * t / 1e3 for rate, t in zip(rps[s], ms)]
+            share[s] = statistics.median(per[s])
+        if share[0] >= REF_BUSY:
+            return per, "in %s time" % stage
+        return rps, "rounds/s"
+    return view
+
+
+def pipeline_cases():
+    """Each shape's two lines: the reader's (a loop, or a sleep) and the
+    worker's loop; each measured in the other stage's time when it is busy."""
+    for prefix, kind, reader_line in (("pipeline", "cpu", "LOOP_R"),
+                                      ("sleep-pipe", "sleep", "SLEEP_R")):
+        for mode in ("reader", "worker", "balanced"):
+            for line, marker, view in (("R", reader_line, busy_stage("w_ms", "worker")),
+                                       ("W", "LOOP_W", busy_stage("r_ms", "reader"))):
+                yield ("%s-%s" % (prefix, mode), "pipeline", "unit_iterations", "pipeline.c",
+                       marker, pipeline(mode, line, kind), view)
 
 
 def forkjoin(line):
@@ -62,23 +124,13 @@ def forkjoin(line):
     return args
 
 
-def pipeline_cases():
-    """Each shape's two lines: the reader's (a loop, or a sleep) and the
-    worker's loop."""
-    for prefix, kind, reader_line in (("pipeline", "cpu", "LOOP_R"),
-                                      ("sleep-pipe", "sleep", "SLEEP_R")):
-        for mode in ("reader", "worker", "balanced"):
-            for line, marker in (("R", reader_line), ("W", "LOOP_W")):
-                yield ("%s-%s" % (prefix, mode), "pipeline", "unit_iterations", "pipeline.c",
-                       marker, pipeline(mode, line, kind))
-
-
-# name, program, calibration key, source, marker, args(percent of the line)
+# name, program, calibration key, source, marker, args(percent of the line),
+# view of the actual runs (run_tests.actual_runs)
 CASES = list(pipeline_cases()) + [
-    ("forkjoin", "forkjoin", "unit_iterations", "forkjoin.c", "LOOP_" + w, forkjoin(w))
+    ("forkjoin", "forkjoin", "unit_iterations", "forkjoin.c", "LOOP_" + w, forkjoin(w), None)
     for w in ("BIG", "SMALL", "MERGE")] + [
-    ("lock", "lock", "o_iterations", "lock.c", "LOOP_L", lambda p: [str(p)]),
-    ("lock", "lock", "o_iterations", "lock.c", "LOOP_O", lambda p: ["100", "0", str(p)]),
+    ("lock", "lock", "o_iterations", "lock.c", "LOOP_L", lambda p: [str(p)], None),
+    ("lock", "lock", "o_iterations", "lock.c", "LOOP_O", lambda p: ["100", "0", str(p)], None),
 ]
 
 
@@ -89,23 +141,31 @@ def find(name, marker):
     raise KeyError("%s %s" % (name, marker))
 
 
-def actual_speedup(exe, calib, level, args):
+def actual_speedup(exe, calib, level, args, view=None):
     """The actual speedup at LEVEL as run_tests.actual_speedups measures it
     (alternating 1 s runs, rounds added until precise; the best-of or the
-    paired estimate, whichever has the smaller bootstrap error), the other
-    estimate as a check, the first's standard error, the rounds and which
-    estimate it is."""
-    rps = R.actual_runs(exe, calib, (level,), args)
-    base, changed = rps[0], rps[level]
+    paired estimate, whichever has the smaller bootstrap error), in VIEW's
+    values (default rounds per second): {actual, other (the other
+    estimate, as a check), actual_se, rounds, how (which estimate; in what,
+    and the rounds-per-second actual, when VIEW counted something else),
+    rounds_per_s (that actual, else None)}."""
+    vals, rps, what = R.actual_runs(exe, calib, (level,), args,
+                                    view=view or R.rounds_per_s)
+    base, changed = vals[0], vals[level]
     act, se, how = P.actual_estimate(base, changed)
     other = (P.paired_speedup(base, changed) if how == "best-of" else
              P.best_of_speedup(base, changed))
-    return act, other, se, len(base), how
+    res = {"actual": act, "other": other, "actual_se": se, "rounds": len(base), "how": how,
+           "rounds_per_s": None}
+    if what != "rounds/s":
+        res["rounds_per_s"] = P.actual_estimate(rps[0], rps[level])[0]
+        res["how"] = "%s %s; in rounds/s %+.1f" % (how, what, res["rounds_per_s"])
+    return res
 
 
 def measure(case, level=50, experiments=12, actual=True):
     """{predicted, actual, se, runs, time, ...} for one case."""
-    name, exe, key, src, marker, args = case
+    name, exe, key, src, marker, args, view = case
     line = R.marker_line(src, marker)
     p = R.prof("truth-%s-%s.coz" % (name, marker))
     t0 = time.time()
@@ -117,8 +177,7 @@ def measure(case, level=50, experiments=12, actual=True):
            "predicted": c.get(level), "se": se, "runs": runs, "profiled_s": dt,
            "actual": None, "printed": out.strip().splitlines()[-1] if out.strip() else ""}
     if actual:
-        (res["actual"], res["other"], res["actual_se"], res["rounds"],
-         res["how"]) = actual_speedup(exe, calib, level, args)
+        res.update(actual_speedup(exe, calib, level, args, view))
     res["time"] = time.time() - t0
     return res
 
