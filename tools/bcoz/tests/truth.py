@@ -90,17 +90,14 @@ def busy_stage(key, stage):
     thirds (a CPU kept busy runs faster), so such a stage is not used."""
     pat = re.compile(r"\b%s=([0-9.]+)" % key)
 
+    def ms(out):
+        m = pat.search(out)
+        assert m, "no %s in the program's output: %s" % (key, out)
+        return float(m.group(1))
+
     def view(rps, outs):
-        share, per = {}, {}
-        for s in rps:
-            ms = []
-            for out in outs[s]:
-                m = pat.search(out)
-                assert m, "no %s in the program's output: %s" % (key, out)
-                ms.append(float(m.group(1)))
-            per[s] = [rate * t / 1e3 for rate, t in zip(rps[s], ms)]
-            share[s] = statistics.median(per[s])
-        if share[0] >= REF_BUSY:
+        per = {s: [rate * ms(out) / 1e3 for rate, out in zip(rps[s], outs[s])] for s in rps}
+        if statistics.median(per[0]) >= REF_BUSY:
             return per, "in %s time" % stage
         return rps, "rounds/s"
     return view
@@ -147,20 +144,17 @@ def actual_speedup(exe, calib, level, args, view=None):
     paired estimate, whichever has the smaller bootstrap error), in VIEW's
     values (default rounds per second): {actual, other (the other
     estimate, as a check), actual_se, rounds, how (which estimate; in what,
-    and the rounds-per-second actual, when VIEW counted something else),
-    rounds_per_s (that actual, else None)}."""
+    and the rounds-per-second actual, when VIEW counted something else)}."""
     vals, rps, what = R.actual_runs(exe, calib, (level,), args,
                                     view=view or R.rounds_per_s)
     base, changed = vals[0], vals[level]
     act, se, how = P.actual_estimate(base, changed)
     other = (P.paired_speedup(base, changed) if how == "best-of" else
              P.best_of_speedup(base, changed))
-    res = {"actual": act, "other": other, "actual_se": se, "rounds": len(base), "how": how,
-           "rounds_per_s": None}
-    if what != "rounds/s":
-        res["rounds_per_s"] = P.actual_estimate(rps[0], rps[level])[0]
-        res["how"] = "%s %s; in rounds/s %+.1f" % (how, what, res["rounds_per_s"])
-    return res
+    if vals is not rps:
+        how = "%s %s; in rounds/s %+.1f" % (how, what,
+                                            P.actual_estimate(rps[0], rps[level])[0])
+    return {"actual": act, "other": other, "actual_se": se, "rounds": len(base), "how": how}
 
 
 def measure(case, level=50, experiments=12, actual=True):
