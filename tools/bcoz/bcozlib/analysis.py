@@ -9,7 +9,9 @@ E2E_POINT = "end-to-end"
 def aggregate(experiments):
     """Sum per (selected, point, speedup).
 
-    Throughput bucket: [sum duration, sum delta].
+    Throughput bucket: [sum duration, sum delta, 0, 0, and over the points
+    with a local baseline (profile.local_baselines): sum of the baseline
+    rates, sum of the rates, sum delta].
     Latency bucket: [sum duration, sum arrivals, sum difference*duration, sum departures].
     """
     out = {}
@@ -17,10 +19,14 @@ def aggregate(experiments):
         for p in e["points"]:
             key = (e["selected"], p["name"], p["kind"])
             lv = out.setdefault(key, {})
-            b = lv.setdefault(e["speedup"], [0, 0, 0, 0])
+            b = lv.setdefault(e["speedup"], [0, 0, 0, 0, 0.0, 0.0, 0])
             b[0] += e["duration"]
             if p["kind"] == "throughput":
                 b[1] += p["delta"]
+                if "base" in p and e["duration"] > 0:
+                    b[4] += p["base"]
+                    b[5] += p["delta"] / e["duration"]
+                    b[6] += p["delta"]
             else:
                 b[1] += p["arrivals"]
                 b[2] += p["difference"] * e["duration"]
@@ -57,7 +63,12 @@ def program_speedups(levels, kind, name=None):
 
     speedup(s) = (M(0) - M(s)) / M(0) * 100 for the lower-is-better metric M,
     so positive always means "the program gets faster" (throughput and latency
-    alike).  Without a 0 % bucket the lowest measured level is the baseline
+    alike).  For a throughput point whose experiments have local baselines,
+    M(s) / M(0) is the mean of their baselines over the mean of their rates:
+    each experiment is one slice of the run's time, as each 0 % one is.
+    Summing the level's durations instead (COZ) weighs its experiments by
+    their duration less the delay, shorter where the program ran fast, so a
+    speed that drifts reads as a slowdown of every sped-up line.  Without a 0 % bucket the lowest measured level is the baseline
     (its own value is then 0 by definition).
     """
     vals = {}
@@ -74,6 +85,10 @@ def program_speedups(levels, kind, name=None):
         if s < base_s:
             continue
         v = (base - m) / base * 100.0
+        b = levels[s]
+        if base_s == 0 and s and kind == "throughput" and b[6] >= MIN_DELTA and b[5] > 0:
+            # against the 0 % rate of the same moments (local_baselines)
+            v = (1.0 - b[4] / b[5]) * 100.0
         if -100.0 <= v <= 200.0:
             res[s] = v
     return res

@@ -35,8 +35,9 @@ def parse_profile(text, source="profile.coz", warn=None):
     Returns (experiments, samples, runs): experiments is a list of dicts
     {selected, speedup, duration, selected_samples, points: [...]} where each
     point is {kind: 'throughput'|'latency', name, delta | arrivals, departures,
-    difference}; samples maps location -> weighted count (the last, cumulative
-    dump of each run, summed over runs); runs counts startups.
+    difference}, and a throughput point has base (visits per ns) where
+    local_baselines() found one; samples maps location -> weighted count (the
+    last, cumulative dump of each run, summed over runs); runs counts startups.
     Raises ProfileError with "source:line: reason" for anything malformed.
     A last line without its newline was cut off while being written (bcoz
     writes whole lines): it is skipped, and warn(message) says so.
@@ -46,6 +47,7 @@ def parse_profile(text, source="profile.coz", warn=None):
     run_samples = {}
     runs = 0
     cur = None
+    new_run = True
     head = text.lstrip()[:1]
     if head in ("{", "["):
         raise ProfileError("%s: this is JSON, not a profile in COZ's text format. bcoz reads "
@@ -99,6 +101,9 @@ def parse_profile(text, source="profile.coz", warn=None):
             cur = {"selected": rec["selected"], "speedup": int(round(sp * 100)),
                    "duration": rec["duration"],
                    "selected_samples": rec.get("selected-samples", 0), "points": []}
+            if new_run:
+                cur["run_start"] = True
+                new_run = False
             experiments.append(cur)
         elif kind in ("throughput-point", "progress-point", "latency-point"):
             if cur is None:
@@ -120,6 +125,7 @@ def parse_profile(text, source="profile.coz", warn=None):
         elif kind == "startup":
             runs += 1
             cur = None
+            new_run = True
             for loc, c in run_samples.items():
                 samples[loc] = samples.get(loc, 0) + c
             run_samples = {}
@@ -127,7 +133,57 @@ def parse_profile(text, source="profile.coz", warn=None):
             cur = None if kind == "shutdown" else cur
     for loc, c in run_samples.items():
         samples[loc] = samples.get(loc, 0) + c
+    local_baselines(experiments)
     return experiments, samples, runs
+
+
+def _rate(e, name):
+    for p in e["points"]:
+        if p["kind"] == "throughput" and p["name"] == name:
+            return p["delta"] / e["duration"] if e["duration"] > 0 and p["delta"] > 0 else None
+    return None
+
+
+def local_baselines(experiments):
+    """Give each throughput point of a run's experiments the rate its point had
+    at 0 % speedup around the same time: the mean rate of the nearest 0 %
+    experiment before it and the nearest after it in the run (either, at the
+    run's ends), whatever line they selected (a 0 % experiment delays
+    nothing), never the experiment itself.
+
+    The program's speed drifts while it is profiled: a shared host's rate
+    moved by a fifth from one half-second experiment to the next.  Compared
+    with its neighbours in time, a level's experiments are compared with
+    the program as it ran then (analysis.metric uses it); and summing each
+    level apart, as COZ does, also weighs a sped-up level's experiments by
+    their duration less the delay, which is shorter when the program ran
+    fast: on that host it read a line with no effect 1-2 points negative.
+    Experiments keep their run's order here, so a resample of them (the
+    bootstrap in tests/precision.py) keeps each one's baseline."""
+    runs, run = [], None
+    for e in experiments:
+        if run is None or e.get("run_start"):
+            run = []
+            runs.append(run)
+        run.append(e)
+    for run in runs:
+        names = {p["name"] for e in run for p in e["points"] if p["kind"] == "throughput"}
+        for name in names:
+            zeros = [(i, r) for i, r in ((i, _rate(e, name)) for i, e in enumerate(run)
+                                         if e["speedup"] == 0) if r is not None]
+            if len(zeros) < 2:
+                continue
+            k = 0
+            for i, e in enumerate(run):
+                while k < len(zeros) and zeros[k][0] < i:
+                    k += 1
+                before = zeros[k - 1][1] if k > 0 else None
+                j = k + 1 if k < len(zeros) and zeros[k][0] == i else k
+                after = zeros[j][1] if j < len(zeros) else None
+                near = [r for r in (before, after) if r is not None]
+                for p in e["points"]:
+                    if p["kind"] == "throughput" and p["name"] == name and near:
+                        p["base"] = sum(near) / len(near)
 
 
 def read_profile(path, warn=None):

@@ -62,6 +62,48 @@ def test_appended_runs_aggregate():
     assert near(sp[100], (110 - 50) / 110 * 100), sp
 
 
+def test_drift_local_baseline():
+    """A program whose speed drifts (a shared host) and a line with no
+    effect: at 50 % each experiment's duration is its 500 ms less the delay,
+    and the delay grows with the visits made (the selected line runs once
+    per visit).  The program's rate is the same at both levels at every
+    moment, so the prediction must read 0.  Summing each level's durations
+    (COZ) weighs the fast moments less at 50 %: it reads negative."""
+    text = "startup\ttime=1\n"
+    for i in range(200):
+        v = 1 + 0.3 * math.sin(i / 6.0)        # the host's speed
+        rate = 400e-9 * v                       # visits per ns at either level
+        if i % 2 == 0:
+            dur = 500000000
+        else:
+            dur = 500000000 / (1 + 0.5 * 1.65e6 * rate)   # less 0.825 ms per visit
+        text += exp("w.c:7", 0.0 if i % 2 == 0 else 0.5, int(dur),
+                    [("t", "p", int(round(rate * dur)))])
+    exps, _, _ = cozprofile.parse_profile(text)
+    assert all("base" in p for e in exps for p in e["points"]), "no local baseline"
+    new = analysis.analyse(exps)[0]["speedups"][50]
+    for e in exps:
+        for p in e["points"]:
+            p.pop("base", None)
+    old = analysis.analyse(exps)[0]["speedups"][50]
+    assert abs(new) < 0.2 and old < -0.6, (new, old)
+    return "no-effect line under a drifting speed: %+.2f (summed per level: %+.2f)" % (new, old)
+
+
+def test_local_baselines_neighbours():
+    """A baseline is the mean rate of the nearest 0 % experiments before and
+    after, in the same run, never the experiment's own."""
+    text = "startup\ttime=1\n"
+    for sp, n in ((0.0, 10), (0.5, 99), (0.0, 30), (0.0, 50), (0.5, 99)):
+        text += exp("a.c:1", sp, 1000, [("t", "p", n)])
+    text += "startup\ttime=2\n"
+    for sp, n in ((0.5, 99), (0.0, 70), (0.0, 90)):
+        text += exp("a.c:1", sp, 1000, [("t", "p", n)])
+    exps, _, runs = cozprofile.parse_profile(text)
+    got = [round(e["points"][0]["base"] * 1000, 6) for e in exps]
+    assert runs == 2 and got == [30, 20, 30, 30, 50, 70, 90, 70], got
+
+
 def test_baseline_fallback_and_min_delta():
     text = exp("y.c:2", 0.10, 1000, [("t", "p", 10)])
     text += exp("y.c:2", 0.30, 900, [("t", "p", 10)])
@@ -335,7 +377,9 @@ def test_actual_estimate():
             "under drift" % (20.0, v, best, se))
 
 
-ALL = [test_throughput_math, test_appended_runs_aggregate, test_baseline_fallback_and_min_delta,
+ALL = [test_throughput_math, test_appended_runs_aggregate, test_drift_local_baseline,
+       test_local_baselines_neighbours,
+       test_baseline_fallback_and_min_delta,
        test_latency_math_sign, test_latency_and_throughput_agree, test_end_to_end_point,
        test_subclass_selected_and_legacy_records, test_fit_and_slope, test_parser_errors,
        test_reports_render, test_truncated_last_line, test_json_profile_hint,
