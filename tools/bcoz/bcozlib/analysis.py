@@ -6,7 +6,7 @@ MIN_DELTA = 5          # visits needed in one (line, point, speedup) bucket
 E2E_POINT = "end-to-end"
 
 
-def aggregate(experiments):
+def aggregate(experiments, local=True):
     """Sum per (selected, point, speedup).
 
     Throughput bucket: [sum duration, sum delta, 0, 0, and over the points
@@ -23,7 +23,7 @@ def aggregate(experiments):
             b[0] += e["duration"]
             if p["kind"] == "throughput":
                 b[1] += p["delta"]
-                if "base" in p and e["duration"] > 0:
+                if local and "base" in p and e["duration"] > 0:
                     b[4] += p["base"]
                     b[5] += p["delta"] / e["duration"]
                     b[6] += p["delta"]
@@ -137,10 +137,11 @@ def slope_through_origin(pts):
     return num / den if den else 0.0
 
 
-def analyse(experiments):
-    """List of result dicts, one per (selected, point) with >= 2 levels."""
+def analyse(experiments, local=True):
+    """List of result dicts, one per (selected, point) with >= 2 levels.
+    LOCAL=False ignores the local baselines (COZ's sums per level)."""
     results = []
-    for (sel, name, kind), levels in aggregate(experiments).items():
+    for (sel, name, kind), levels in aggregate(experiments, local).items():
         sp = program_speedups(levels, kind, name)
         if len(sp) < 2:
             continue

@@ -147,9 +147,9 @@ def prof(name):
     return p
 
 
-def curve(path, line):
+def curve(path, line, local=True):
     exps, _, _ = cozprofile.read_profile(path)
-    for r in analysis.analyse(exps):
+    for r in analysis.analyse(exps, local):
         if r["selected"].endswith(line):
             return r["speedups"]
     raise AssertionError("no prediction for %s in %s (%d experiments)"

@@ -36,8 +36,10 @@ Prints one row per case: program, line, level, predicted, actual, the
 difference, the prediction's standard error, the runs it took, the other
 estimate of the actual speedup (each level's best run, or the median of
 the paired runs: the actual is whichever has the smaller bootstrap error),
-the actual's standard error (aSE) and which estimate the actual is.  The
-last line gives the kernel's perf_event_max_sample_rate at the start and
+the actual's standard error (aSE), the prediction from the same profile
+with each level's durations and visits summed as COZ does, without local
+baselines (summed; bcozlib/profile.py explains why bcoz does not), and
+which estimate the actual is.  The last line gives the kernel's perf_event_max_sample_rate at the start and
 the end: the kernel lowers it when samples take long (under QEMU TCG from
 100000 to 1250-1500 in one run).
 """
@@ -168,7 +170,8 @@ def measure(case, level=50, experiments=12, actual=True):
         line, (level,), extra=args(100))
     c = R.curve(p, line)
     res = {"program": name, "line": "%s (%s)" % (marker, line), "level": level,
-           "predicted": c.get(level), "se": se, "runs": runs, "profiled_s": dt,
+           "predicted": c.get(level), "summed": R.curve(p, line, local=False).get(level),
+           "se": se, "runs": runs, "profiled_s": dt,
            "actual": None, "printed": out.strip().splitlines()[-1] if out.strip() else ""}
     if actual:
         res.update(actual_speedup(exe, calib, level, args, view))
@@ -176,9 +179,9 @@ def measure(case, level=50, experiments=12, actual=True):
     return res
 
 
-HEAD = "%-19s %-28s %5s %9s %8s %6s %5s %5s %7s %5s %s" % (
+HEAD = "%-19s %-28s %5s %9s %8s %6s %5s %5s %7s %5s %6s %s" % (
     "program", "line", "level", "predicted", "actual", "diff", "SE", "runs", "other", "aSE",
-    "actual is")
+    "summed", "actual is")
 
 
 def needs_blocked(case):
@@ -194,10 +197,10 @@ def has_blocked():
 
 def row(r):
     diff = r["predicted"] - r["actual"] if r["actual"] is not None else float("nan")
-    return "%-19s %-28s %4d%% %+9.1f %+8.1f %+6.1f %5.1f %5d %+7.1f %5.1f %s" % (
+    return "%-19s %-28s %4d%% %+9.1f %+8.1f %+6.1f %5.1f %5d %+7.1f %5.1f %+6.1f %s" % (
         r["program"], r["line"], r["level"], r["predicted"], r["actual"], diff, r["se"],
         r["runs"], r.get("other", float("nan")), r.get("actual_se", float("nan")),
-        r.get("how", "-"))
+        r["summed"] if r.get("summed") is not None else float("nan"), r.get("how", "-"))
 
 
 def load():
