@@ -154,10 +154,10 @@ def local_baselines(experiments):
     The program's speed drifts while it is profiled: a shared host's rate
     moved by a fifth from one half-second experiment to the next.  Compared
     with its neighbours in time, a level's experiments are compared with
-    the program as it ran then (analysis.metric uses it); and summing each
+    the program as it ran then (analysis.program_speedups); and summing each
     level apart, as COZ does, also weighs a sped-up level's experiments by
     their duration less the delay, which is shorter when the program ran
-    fast: on that host it read a line with no effect 1-2 points negative.
+    fast: on that host it read a line with no effect about a point lower.
     Experiments keep their run's order here, so a resample of them (the
     bootstrap in tests/precision.py) keeps each one's baseline."""
     runs, run = [], None
