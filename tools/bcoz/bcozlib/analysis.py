@@ -68,8 +68,9 @@ def program_speedups(levels, kind, name=None):
     each experiment is one slice of the run's time, as each 0 % one is.
     Summing the level's durations instead (COZ) weighs its experiments by
     their duration less the delay, shorter where the program ran fast, so a
-    speed that drifts reads as a slowdown of every sped-up line.  Without a 0 % bucket the lowest measured level is the baseline
-    (its own value is then 0 by definition).
+    speed that drifts reads as a slowdown of every sped-up line.  Without a
+    0 % bucket the lowest measured level is the baseline (its own value is
+    then 0 by definition).
     """
     vals = {}
     for s, b in levels.items():

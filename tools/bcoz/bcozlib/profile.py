@@ -47,7 +47,7 @@ def parse_profile(text, source="profile.coz", warn=None):
     run_samples = {}
     runs = 0
     cur = None
-    new_run = True
+    run_exps = [[]]     # each run's experiments, in order (local_baselines)
     head = text.lstrip()[:1]
     if head in ("{", "["):
         raise ProfileError("%s: this is JSON, not a profile in COZ's text format. bcoz reads "
@@ -101,10 +101,8 @@ def parse_profile(text, source="profile.coz", warn=None):
             cur = {"selected": rec["selected"], "speedup": int(round(sp * 100)),
                    "duration": rec["duration"],
                    "selected_samples": rec.get("selected-samples", 0), "points": []}
-            if new_run:
-                cur["run_start"] = True
-                new_run = False
             experiments.append(cur)
+            run_exps[-1].append(cur)
         elif kind in ("throughput-point", "progress-point", "latency-point"):
             if cur is None:
                 raise ProfileError("%s: %s before any experiment record" % (where, kind))
@@ -125,7 +123,8 @@ def parse_profile(text, source="profile.coz", warn=None):
         elif kind == "startup":
             runs += 1
             cur = None
-            new_run = True
+            if run_exps[-1]:
+                run_exps.append([])
             for loc, c in run_samples.items():
                 samples[loc] = samples.get(loc, 0) + c
             run_samples = {}
@@ -133,23 +132,25 @@ def parse_profile(text, source="profile.coz", warn=None):
             cur = None if kind == "shutdown" else cur
     for loc, c in run_samples.items():
         samples[loc] = samples.get(loc, 0) + c
-    local_baselines(experiments)
+    for run in run_exps:
+        local_baselines(run)
     return experiments, samples, runs
 
 
-def _rate(e, name):
+def _point(e, name):
     for p in e["points"]:
         if p["kind"] == "throughput" and p["name"] == name:
-            return p["delta"] / e["duration"] if e["duration"] > 0 and p["delta"] > 0 else None
+            return p
     return None
 
 
-def local_baselines(experiments):
-    """Give each throughput point of a run's experiments the rate its point had
-    at 0 % speedup around the same time: the mean rate of the nearest 0 %
-    experiment before it and the nearest after it in the run (either, at the
-    run's ends), whatever line they selected (a 0 % experiment delays
-    nothing), never the experiment itself.
+def local_baselines(run):
+    """Give each throughput point of one run's experiments (in their order)
+    the rate its point had at 0 % speedup around the same time: the mean
+    rate of the nearest 0 % experiment before it and the nearest after it
+    (either, at the run's ends), whatever line they selected (a 0 %
+    experiment delays nothing), never the experiment itself.  A point with
+    fewer than two 0 % experiments in the run gets none.
 
     The program's speed drifts while it is profiled: a shared host's rate
     moved by a fifth from one half-second experiment to the next.  Compared
@@ -158,32 +159,28 @@ def local_baselines(experiments):
     level apart, as COZ does, also weighs a sped-up level's experiments by
     their duration less the delay, which is shorter when the program ran
     fast: on that host it read a line with no effect about a point lower.
-    Experiments keep their run's order here, so a resample of them (the
-    bootstrap in tests/precision.py) keeps each one's baseline."""
-    runs, run = [], None
-    for e in experiments:
-        if run is None or e.get("run_start"):
-            run = []
-            runs.append(run)
-        run.append(e)
-    for run in runs:
-        names = {p["name"] for e in run for p in e["points"] if p["kind"] == "throughput"}
-        for name in names:
-            zeros = [(i, r) for i, r in ((i, _rate(e, name)) for i, e in enumerate(run)
-                                         if e["speedup"] == 0) if r is not None]
-            if len(zeros) < 2:
-                continue
-            k = 0
-            for i, e in enumerate(run):
-                while k < len(zeros) and zeros[k][0] < i:
-                    k += 1
-                before = zeros[k - 1][1] if k > 0 else None
-                j = k + 1 if k < len(zeros) and zeros[k][0] == i else k
-                after = zeros[j][1] if j < len(zeros) else None
-                near = [r for r in (before, after) if r is not None]
-                for p in e["points"]:
-                    if p["kind"] == "throughput" and p["name"] == name and near:
-                        p["base"] = sum(near) / len(near)
+    The baseline stays with its point, so a resample of the experiments
+    (the bootstrap in tests/precision.py) keeps each one's baseline."""
+    names = {p["name"] for e in run for p in e["points"] if p["kind"] == "throughput"}
+    for name in names:
+        points = [_point(e, name) for e in run]
+        zero = [p["delta"] / e["duration"]
+                if p and e["speedup"] == 0 and e["duration"] > 0 and p["delta"] > 0 else None
+                for e, p in zip(run, points)]
+        if sum(r is not None for r in zero) < 2:
+            continue
+        before, after, last = [], [None] * len(run), None
+        for r in zero:
+            before.append(last)
+            last = r if r is not None else last
+        last = None
+        for i in range(len(run) - 1, -1, -1):
+            after[i] = last
+            last = zero[i] if zero[i] is not None else last
+        for p, b, a in zip(points, before, after):
+            near = [r for r in (b, a) if r is not None]
+            if p and near:
+                p["base"] = sum(near) / len(near)
 
 
 def read_profile(path, warn=None):

@@ -39,9 +39,10 @@ the paired runs: the actual is whichever has the smaller bootstrap error),
 the actual's standard error (aSE), the prediction from the same profile
 with each level's durations and visits summed as COZ does, without local
 baselines (summed; bcozlib/profile.py explains why bcoz does not), and
-which estimate the actual is.  The last line gives the kernel's perf_event_max_sample_rate at the start and
-the end: the kernel lowers it when samples take long (under QEMU TCG from
-100000 to 1250-1500 in one run).
+which estimate the actual is.  The last line gives the kernel's
+perf_event_max_sample_rate at the start and the end: the kernel lowers it
+when samples take long (under QEMU TCG from 100000 to 1250-1500 in one
+run).
 """
 import os
 import re
