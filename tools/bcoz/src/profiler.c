@@ -1125,7 +1125,7 @@ static void end_program(void)
 
 static void *profiler_main(void *arg)
 {
-	uint64_t len = BCOZ_MIN_EXP_NS;
+	uint64_t len = bcoz_cfg.min_exp_ns;
 
 	(void)arg;
 	out("startup\ttime=%llu\n", (unsigned long long)realtime_ns());
@@ -1215,7 +1215,8 @@ static void *profiler_main(void *arg)
 			break;
 		if (mind < BCOZ_MIN_DELTA && len < BCOZ_MAX_EXP_NS)
 			len *= 2;
-		else if (mind != UINT64_MAX && mind > 4 * BCOZ_MIN_DELTA && len >= 2 * BCOZ_MIN_EXP_NS)
+		else if (mind != UINT64_MAX && mind > 4 * BCOZ_MIN_DELTA &&
+			 len >= 2 * bcoz_cfg.min_exp_ns)
 			len /= 2;
 		if (bcoz_cfg.experiments && nexperiments >= bcoz_cfg.experiments)
 			break;
@@ -1284,11 +1285,11 @@ static void diagnose(void)
 		if (atomic_load(&next_line) < 0 && fixed_line < 0 && !bcoz_cfg.scope &&
 		    !atomic_load(&total_samples))
 			bcoz_msg("error: no samples were taken in scope, so no experiment ran; "
-				 "the run may be too short (needs > 0.5 s)\n");
+				 "the run may be too short (needs > 0.1 s)\n");
 		else
 			bcoz_msg("warning: the run ended before the first experiment completed "
 				 "(progress point '%s' reached %llu times); run longer (experiments "
-				 "last >= 0.5 s)\n", points[0].name, (unsigned long long)total);
+				 "last >= 0.1 s)\n", points[0].name, (unsigned long long)total);
 	}
 }
 

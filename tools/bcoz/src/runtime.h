@@ -34,7 +34,7 @@
 #define BCOZ_PAUSE_TICKS	1		/* timer ticks between timer pauses */
 #define BCOZ_SPEEDUP_STEPS	20		/* 5 % steps */
 #define BCOZ_ZERO_WEIGHT	7		/* extra draws that mean 0 % */
-#define BCOZ_MIN_EXP_NS		500000000ULL	/* minimum experiment length */
+#define BCOZ_MIN_EXP_NS		100000000ULL	/* minimum experiment length (BCOZ_EXP_MS) */
 #define BCOZ_MAX_EXP_NS		8000000000ULL	/* cap on the adaptive length */
 #define BCOZ_COOLOFF_NS		10000000ULL
 #define BCOZ_MIN_DELTA		10		/* visits wanted per experiment */
@@ -83,6 +83,7 @@ struct bcoz_config {
 	uint64_t timer_ns;		/* BCOZ_TIMER_US */
 	unsigned int pause_ticks;	/* BCOZ_PAUSE_TICKS */
 	uint64_t min_pause_ns;		/* BCOZ_MIN_PAUSE_US */
+	uint64_t min_exp_ns;		/* BCOZ_EXP_MS: experiments last at least this */
 	uint64_t pause_spin_max_ns;	/* BCOZ_PAUSE_SPIN_MAX_US */
 	int credit_measured;		/* BCOZ_CREDIT_MEASURED */
 	int no_own_credit;		/* BCOZ_NO_OWN_CREDIT */

@@ -160,7 +160,7 @@ def main(argv):
         # on-CPU syscall work nor the [S] wait for a CPU after each one
         # that the pread line also covers): 15-30 % of thread 1's time
         # under TCG, so at 50 % its gain (8-15 points) is within the noise
-        # of 0.5 s experiments.  It is judged at 100 %.
+        # of the experiments.  It is judged at 100 %.
         configs = [("heavy", ["--fixed-line", heavy], heavy, 50),
                    ("pread", ["--fixed-line", pread], pread, 50),
                    ("io", ["--blocked-scope", "i"], "IO", 100)]
