@@ -823,7 +823,8 @@ def t_fork_and_exec():
 
 def t_experiments_option():
     """--experiments N: exactly N experiments, then SIGTERM; a program that
-    does not handle it still leaves a complete profile; a bad N is refused."""
+    does not handle it still leaves a complete profile; a bad N is refused.
+    The first experiment lasts the minimum length: 0.1 s, or BCOZ_EXP_MS."""
     p = prof("nexp.coz")
     line = marker_line("toy.c", "LOOP_B")
     rc, out, err, dt = run(["-o", p, "--fixed-line", line, "--speedups", "0,50"],
@@ -841,6 +842,18 @@ def t_experiments_option():
     assert len(exps) == 2, exps
     with open(p2) as f:
         assert "runtime\t" in f.read()
+    # a 0 % experiment's duration is its wall time: the length asked for,
+    # and less than the next (doubled) length
+    lens = []
+    for ms in (None, 300):
+        p3 = prof("len%s.coz" % ms)
+        rc, out, err, dt = run(["-o", p3, "--fixed-line", line, "--fixed-speedup", "0"],
+                               [prog("toy"), "0", "0"], experiments=1,
+                               env={"BCOZ_EXP_MS": str(ms)} if ms else None)
+        exps, _, _ = cozprofile.read_profile(p3)
+        want = (ms or 100) * 1e6
+        assert rc == 0 and len(exps) == 1 and want <= exps[0]["duration"] < 2 * want, (ms, exps)
+        lens.append("%.0f ms" % (exps[0]["duration"] / 1e6))
     # a program that ends first: the profile holds what was done, and a warning says so
     rounds = max(10, int(1.2 * timed_rounds(["toy", "0"], 1.0)))
     rc, out, err, dt = run(["-o", prof("nexp3.coz")], [prog("toy"), str(rounds), "0"],
@@ -851,7 +864,8 @@ def t_experiments_option():
     rc, out, err, _ = run(["-o", prof("x.coz"), "--end-to-end", "--experiments", "3"],
                           [prog("toy"), "1"])
     assert rc == 2 and "use one of them" in err, err
-    return "4 experiments then SIGTERM; unhandled SIGTERM keeps the profile; early end warned"
+    return ("4 experiments then SIGTERM; unhandled SIGTERM keeps the profile; early end warned; "
+            "experiment %s by default, %s at BCOZ_EXP_MS=300" % tuple(lens))
 
 
 def t_errors():
@@ -902,6 +916,7 @@ BAD_SETTINGS = [
     ({"BCOZ_STACK_BYTES": "4"}, "expected 0 (no stack copy) or 8 to 2048 bytes"),
     ({"BCOZ_TIMER_US": "10"}, "100-100000 (default 10000)"),
     ({"BCOZ_PAUSE_TICKS": "0"}, "a tick count 1-100"),
+    ({"BCOZ_EXP_MS": "5"}, "milliseconds 20-10000 (default 100)"),
     ({"BCOZ_VERBOSE": "yes"}, "expected 0 or 1"),
 ]
 
