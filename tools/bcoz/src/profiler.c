@@ -1285,11 +1285,13 @@ static void diagnose(void)
 		if (atomic_load(&next_line) < 0 && fixed_line < 0 && !bcoz_cfg.scope &&
 		    !atomic_load(&total_samples))
 			bcoz_msg("error: no samples were taken in scope, so no experiment ran; "
-				 "the run may be too short (needs > 0.1 s)\n");
+				 "the run may be too short (needs > %llu ms)\n",
+				 (unsigned long long)(bcoz_cfg.min_exp_ns / 1000000));
 		else
 			bcoz_msg("warning: the run ended before the first experiment completed "
 				 "(progress point '%s' reached %llu times); run longer (experiments "
-				 "last >= 0.1 s)\n", points[0].name, (unsigned long long)total);
+				 "last >= %llu ms)\n", points[0].name, (unsigned long long)total,
+				 (unsigned long long)(bcoz_cfg.min_exp_ns / 1000000));
 	}
 }
 

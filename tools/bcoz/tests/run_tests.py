@@ -824,7 +824,8 @@ def t_fork_and_exec():
 def t_experiments_option():
     """--experiments N: exactly N experiments, then SIGTERM; a program that
     does not handle it still leaves a complete profile; a bad N is refused.
-    The first experiment lasts the minimum length: 0.1 s, or BCOZ_EXP_MS."""
+    The first experiment lasts the minimum length: 0.1 s, or BCOZ_EXP_MS,
+    and a run shorter than it is told so with that length."""
     p = prof("nexp.coz")
     line = marker_line("toy.c", "LOOP_B")
     rc, out, err, dt = run(["-o", p, "--fixed-line", line, "--speedups", "0,50"],
@@ -854,6 +855,11 @@ def t_experiments_option():
         want = (ms or 100) * 1e6
         assert rc == 0 and len(exps) == 1 and want <= exps[0]["duration"] < 2 * want, (ms, exps)
         lens.append("%.0f ms" % (exps[0]["duration"] / 1e6))
+    # a run shorter than one experiment: the warning gives the length in force
+    rc, out, err, _ = run(["-o", prof("short.coz")], [prog("toy"), "1"],
+                          env={"BCOZ_EXP_MS": "10000"})
+    assert rc == 0 and "before the first experiment completed" in err and \
+        "experiments last >= 10000 ms" in err, (rc, err)
     # a program that ends first: the profile holds what was done, and a warning says so
     rounds = max(10, int(1.2 * timed_rounds(["toy", "0"], 1.0)))
     rc, out, err, dt = run(["-o", prof("nexp3.coz")], [prog("toy"), str(rounds), "0"],
