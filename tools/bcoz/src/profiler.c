@@ -1253,6 +1253,7 @@ static void diagnose(void)
 {
 	int n = atomic_load(&npoints);
 	uint64_t total = 0;
+	unsigned long long min_ms = bcoz_cfg.min_exp_ns / 1000000;
 
 	if (bcoz_cfg.end_to_end)
 		return;
@@ -1285,13 +1286,11 @@ static void diagnose(void)
 		if (atomic_load(&next_line) < 0 && fixed_line < 0 && !bcoz_cfg.scope &&
 		    !atomic_load(&total_samples))
 			bcoz_msg("error: no samples were taken in scope, so no experiment ran; "
-				 "the run may be too short (needs > %llu ms)\n",
-				 (unsigned long long)(bcoz_cfg.min_exp_ns / 1000000));
+				 "the run may be too short (needs > %llu ms)\n", min_ms);
 		else
 			bcoz_msg("warning: the run ended before the first experiment completed "
 				 "(progress point '%s' reached %llu times); run longer (experiments "
-				 "last >= %llu ms)\n", points[0].name, (unsigned long long)total,
-				 (unsigned long long)(bcoz_cfg.min_exp_ns / 1000000));
+				 "last >= %llu ms)\n", points[0].name, (unsigned long long)total, min_ms);
 	}
 }
 
