@@ -78,9 +78,12 @@ sumby mt.raw comm class >pp-cc.txt
 repsum mt.data 2 comm,blocked >rep-cc.txt
 check "pprof per comm and class = report --sort comm,blocked ($(wc -l <pp-cc.txt) rows: $(awk '{ printf "%s %s; ", $1, $2 }' pp-cc.txt))" \
 	bash -c "[ \$(wc -l <pp-cc.txt) -ge 3 ] && cmp -s pp-cc.txt rep-cc.txt" || diff pp-cc.txt rep-cc.txt | diag
-sumby mt.raw tid comm >pp-tid.txt
+# by tid alone: a sample labels the comm the thread had when it was taken,
+# while --sort pid names a thread by its last comm, so a sample that lands
+# before a worker's prctl(PR_SET_NAME) is "mt" in one and "mt-b" in the other
+sumby mt.raw tid >pp-tid.txt
 "$BPERF" report -i mt.data --stdio -n --no-children --show-total-period -g none --sort pid 2>/dev/null |
-	awk '/^ +[0-9.]+%/ { split($NF, a, ":"); print a[1] "," a[2], $2, $3 }' | sort >rep-tid.txt
+	awk '/^ +[0-9.]+%/ { split($NF, a, ":"); print a[1], $2, $3 }' | sort >rep-tid.txt
 check "pprof per tid = report --sort pid, points and ns ($(wc -l <pp-tid.txt) threads)" \
 	bash -c "[ \$(wc -l <pp-tid.txt) -eq 3 ] && cmp -s pp-tid.txt rep-tid.txt" || diff pp-tid.txt rep-tid.txt | diag
 
