@@ -33,7 +33,8 @@ def parse_profile(text, source="profile.coz", warn=None):
     """Parse COZ's tab-separated text format.
 
     Returns (experiments, samples, runs): experiments is a list of dicts
-    {selected, speedup, duration, selected_samples, points: [...]} where each
+    {selected, speedup, duration, run, selected_samples, points: [...]} (run:
+    the index of the run it belongs to, from 0, counted by startups) where each
     point is {kind: 'throughput'|'latency', name, delta | arrivals, departures,
     difference}, and a throughput point has base (visits per ns) where
     local_baselines() found one; samples maps location -> weighted count (the
@@ -99,7 +100,7 @@ def parse_profile(text, source="profile.coz", warn=None):
             if not rec["selected"]:
                 raise ProfileError("%s: empty selected=" % where)
             cur = {"selected": rec["selected"], "speedup": int(round(sp * 100)),
-                   "duration": rec["duration"],
+                   "duration": rec["duration"], "run": len(run_exps) - 1,
                    "selected_samples": rec.get("selected-samples", 0), "points": []}
             experiments.append(cur)
             run_exps[-1].append(cur)

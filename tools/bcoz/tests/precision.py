@@ -11,9 +11,11 @@ profile, up to a limit.  The stopping rule looks only at the spread of the
 experiments, never at whether the value passes, so it does not bias the
 check; the tolerance then stands for more than three standard errors.
 
-The standard error is a bootstrap over experiments, resampled within each
-speedup level, through bcoz's own analysis (bcozlib.analysis), so it is the
-error of exactly the number the test checks.
+The standard error is a bootstrap through bcoz's own analysis
+(bcozlib.analysis), so it is the error of exactly the number the test
+checks: over experiments, resampled within each speedup level, and over
+whole runs, the larger of the two; it is believed from the MIN_RUNS-th run
+on.
 """
 import math
 import os
@@ -27,32 +29,71 @@ from bcozlib import analysis  # noqa: E402
 from bcozlib import profile as cozprofile  # noqa: E402
 
 
+# Runs made before a standard error is believed.  A run of a dozen
+# experiments has six at each level, too few to estimate its own spread:
+# forkjoin's small worker (no effect), 40 runs of 12 experiments of 0.1 s on
+# the 2-CPU host, bootstrap errors 0.6-11.1 points; the runs that read 2.5
+# or less had a mean error of 1.6 where they were off by 2.2.  Stopping at
+# the first run whose error is small picks exactly those: replayed on the
+# same runs, stopping at the first run under 2.5 was off by 1.16 times the
+# error it reported, from the third run on 0.94 times.  With experiments of
+# 0.5 s, 30 such runs: 1.69 and 1.25, and errors up to 12 points.
+MIN_RUNS = 3
+
+
 def matches(selected, sel):
     return selected == sel or selected.endswith(sel)
 
 
+def _prediction(sample, sel, level):
+    for r in analysis.analyse(sample):
+        if matches(r["selected"], sel) and level in r["speedups"]:
+            return r["speedups"][level]
+    return None
+
+
+def _spread(draw, sel, level, reps):
+    """pstdev of the predictions of REPS resamples DRAW() makes; None if
+    fewer than half of them give a value."""
+    vals = [v for v in (_prediction(draw(), sel, level) for _ in range(reps)) if v is not None]
+    return statistics.pstdev(vals) if len(vals) >= reps // 2 else None
+
+
 def standard_error(exps, sel, level, reps=300, seed=1):
     """Bootstrap standard error, in points, of the predicted program speedup
-    at LEVEL % for selection SEL; None if too few resamples give a value."""
+    at LEVEL % for selection SEL; None if too few resamples give a value.
+
+    Two bootstraps, the larger wins.  One resamples experiments within each
+    speedup level, as if they were independent.  With experiments from at
+    least MIN_RUNS runs (the run each one came from: profile.py), the other
+    resamples whole runs, so what differs between runs (where the threads
+    ran, the host's speed that minute) counts too; it is scaled by
+    sqrt(n / (n - 1)), as a bootstrap of n values reads that much small.
+    Forkjoin's big worker, 30 runs of 12 experiments on the 2-CPU host:
+    predictions from 3 runs moved by 1.56 points, the experiments'
+    bootstrap said 1.15, the runs' 1.48."""
     rnd = random.Random(seed)
-    by_level = {}
+    by_level, by_run = {}, {}
     for e in exps:
         if matches(e["selected"], sel):
             by_level.setdefault(e["speedup"], []).append(e)
+            by_run.setdefault(e.get("run", 0), []).append(e)
     if level not in by_level or len(by_level) < 2:
         return None
-    vals = []
-    for _ in range(reps):
-        sample = []
-        for es in by_level.values():
-            sample += [rnd.choice(es) for _ in es]
-        for r in analysis.analyse(sample):
-            if matches(r["selected"], sel) and level in r["speedups"]:
-                vals.append(r["speedups"][level])
-                break
-    if len(vals) < reps // 2:
+
+    def experiments():
+        return [rnd.choice(es) for es in by_level.values() for _ in es]
+    se = _spread(experiments, sel, level, reps)
+    runs = list(by_run.values())
+    if se is None or len(runs) < MIN_RUNS:
+        return se
+
+    def whole_runs():
+        return [e for _ in runs for e in rnd.choice(runs)]
+    run_se = _spread(whole_runs, sel, level, reps)
+    if run_se is None:
         return None
-    return statistics.pstdev(vals)
+    return max(se, run_se * math.sqrt(len(runs) / (len(runs) - 1)))
 
 
 def worst_error(profile, sel, levels):
@@ -69,13 +110,14 @@ def until_precise(profile, sel, levels, run_once, target, max_runs, budget_s=0.0
                   hard_max=24):
     """Call RUN_ONCE(n) (n = 1, 2, ...: it appends one run to PROFILE)
     until the largest standard error over LEVELS for SEL is at most TARGET
-    points.  Up to MAX_RUNS runs are always allowed; past them, more only
-    while the runs so far took less than BUDGET_S seconds (and at most
-    HARD_MAX runs): on a noisy machine a fixed count stopped at SE 5-6, where
-    a +-10 check fails one run in ten on noise alone.  Returns (standard
-    error, runs)."""
+    points, and at least MIN_RUNS runs were made.  Up to MAX_RUNS runs are
+    always allowed; past them, more only while the runs so far took less
+    than BUDGET_S seconds (and at most HARD_MAX runs): on a noisy machine a
+    fixed count stopped at SE 5-6, where a +-10 check fails one run in ten
+    on noise alone.  Returns (standard error, runs)."""
     se, runs, t0 = float("inf"), 0, time.time()
-    while se > target and runs < hard_max and (
+    max_runs = max(max_runs, MIN_RUNS)
+    while (se > target or runs < MIN_RUNS) and runs < hard_max and (
             runs < max_runs or time.time() - t0 < budget_s):
         runs += 1
         run_once(runs)

@@ -374,10 +374,51 @@ def test_actual_estimate():
             "under drift" % (20.0, v, best, se))
 
 
+def test_min_runs():
+    """A profile's experiments carry their run; until_precise() believes a
+    standard error only from the MIN_RUNS-th run on, even when the first
+    run's bootstrap already reads 0."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import precision
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "p.coz")
+        open(path, "w").close()
+
+        def run_once(n):
+            # every experiment alike: the bootstrap error is 0 at once
+            text = "startup\ttime=%d\n" % n
+            for _ in range(3):
+                text += exp("m.c:3", 0.0, 1000, [("t", "p", 10)])
+                text += exp("m.c:3", 0.5, 800, [("t", "p", 10)])
+            with open(path, "a") as f:
+                f.write(text)
+        se, runs = precision.until_precise(path, "m.c:3", (50,), run_once, 2.5, 1)
+        exps, _, nruns = cozprofile.read_profile(path)
+    assert se == 0 and runs == precision.MIN_RUNS == nruns, (se, runs, nruns)
+    assert [e["run"] for e in exps] == [i for i in range(runs) for _ in range(6)], exps
+    # runs that disagree (the line's 50 % experiments are 20 % faster, the
+    # same or 20 % slower, a run each) while each run agrees with itself:
+    # the bootstrap over whole runs sees it, the one over experiments much less
+    text = ""
+    for run, d50 in enumerate((800, 1000, 1200)):
+        text += "startup\ttime=%d\n" % run
+        for _ in range(10):
+            text += exp("m.c:3", 0.0, 1000, [("t", "p", 10)])
+            text += exp("m.c:3", 0.5, d50, [("t", "p", 10)])
+    exps, _, _ = cozprofile.parse_profile(text)
+    both = precision.standard_error(exps, "m.c:3", 50)
+    for e in exps:
+        e["run"] = 0
+    alone = precision.standard_error(exps, "m.c:3", 50)
+    assert both > 2 * alone > 0, (both, alone)
+    return "%d runs before an error of %.1f is believed; runs that disagree: %.1f, %.1f " \
+        "from the experiments alone" % (runs, se, both, alone)
+
+
 ALL = [test_throughput_math, test_appended_runs_aggregate, test_drift_local_baseline,
        test_local_baselines_neighbours,
        test_baseline_fallback_and_min_delta,
        test_latency_math_sign, test_latency_and_throughput_agree, test_end_to_end_point,
        test_subclass_selected_and_legacy_records, test_fit_and_slope, test_parser_errors,
        test_reports_render, test_truncated_last_line, test_json_profile_hint,
-       test_fuzz_parser, test_bcozlib_modules, test_actual_estimate]
+       test_fuzz_parser, test_bcozlib_modules, test_actual_estimate, test_min_runs]
