@@ -120,7 +120,7 @@ static const struct setting settings[] = {
 	SET(PAUSE_SPIN_MAX_US, NULL, NUM, pause_spin_max_ns, 0, 100000, 1000,
 	    "microseconds 0-100000 (default 300)"),
 	SET(EXP_MS, NULL, NUM, min_exp_ns, 20, 10000, 1000000,
-	    "milliseconds 20-10000 (default 500)"),
+	    "milliseconds 20-10000 (default 100)"),
 	SET(CREDIT_MEASURED, NULL, FLAG, credit_measured, 0, 1, 1, "0 or 1"),
 	SET(NO_OWN_CREDIT, NULL, FLAG, no_own_credit, 0, 1, 1, "0 or 1"),
 	SET(NO_RUNQ, NULL, FLAG, no_runq, 0, 1, 1, "0 or 1"),

@@ -824,7 +824,7 @@ def t_fork_and_exec():
 def t_experiments_option():
     """--experiments N: exactly N experiments, then SIGTERM; a program that
     does not handle it still leaves a complete profile; a bad N is refused.
-    The first experiment lasts the minimum length: 0.5 s, or BCOZ_EXP_MS,
+    The first experiment lasts the minimum length: 0.1 s, or BCOZ_EXP_MS,
     and a run shorter than it is told so with that length."""
     p = prof("nexp.coz")
     line = marker_line("toy.c", "LOOP_B")
@@ -852,7 +852,7 @@ def t_experiments_option():
                                [prog("toy"), "0", "0"], experiments=1,
                                env={"BCOZ_EXP_MS": str(ms)} if ms else None)
         exps, _, _ = cozprofile.read_profile(p3)
-        want = (ms or 500) * 1e6
+        want = (ms or 100) * 1e6
         assert rc == 0 and len(exps) == 1 and want <= exps[0]["duration"] < 2 * want, (ms, exps)
         lens.append("%.0f ms" % (exps[0]["duration"] / 1e6))
     # a run shorter than one experiment: the warning gives the length in force
@@ -922,7 +922,7 @@ BAD_SETTINGS = [
     ({"BCOZ_STACK_BYTES": "4"}, "expected 0 (no stack copy) or 8 to 2048 bytes"),
     ({"BCOZ_TIMER_US": "10"}, "100-100000 (default 10000)"),
     ({"BCOZ_PAUSE_TICKS": "0"}, "a tick count 1-100"),
-    ({"BCOZ_EXP_MS": "5"}, "milliseconds 20-10000 (default 500)"),
+    ({"BCOZ_EXP_MS": "5"}, "milliseconds 20-10000 (default 100)"),
     ({"BCOZ_VERBOSE": "yes"}, "expected 0 or 1"),
 ]
 
