@@ -671,16 +671,26 @@ def t_throttle_warning():
     With kernel.perf_event_max_sample_rate at 200 the kernel throttles a
     1 kHz event every tick: bcoz must count the THROTTLE records
     (BCOZ_STATS throttled=), and say so with the sysctl that fixes it.
-    The setting is restored afterwards.  Needs root."""
+    The kernel refuses a new rate while kernel.perf_cpu_time_max_percent
+    is 0 or 100 (the limit off, as that fix sets it): the test sets it to
+    25 around the writes.  Both settings are restored afterwards.  Needs
+    root."""
     rate_path = "/proc/sys/kernel/perf_event_max_sample_rate"
+    pct_path = "/proc/sys/kernel/perf_cpu_time_max_percent"
     if os.geteuid() != 0:
         raise Skip("needs root to lower %s" % rate_path)
-    with open(rate_path) as f:
-        rate0 = f.read().strip()
+
+    def sysctl(path, value=None):
+        if value is None:
+            with open(path) as f:
+                return f.read().strip()
+        with open(path, "w") as f:
+            f.write(value + "\n")
+    rate0, pct0 = sysctl(rate_path), sysctl(pct_path)
     st, st2 = prof("throttle.stats"), prof("throttle-exp.stats")
     try:
-        with open(rate_path, "w") as f:
-            f.write("200\n")
+        sysctl(pct_path, "25")
+        sysctl(rate_path, "200")
         rc, out, err, dt = run(["-o", prof("throttle.coz"), "--end-to-end"],
                                [prog("toy"), "100", "2000000"], env={"BCOZ_STATS": st})
         # --experiments writes the statistics before the threads end: the
@@ -688,8 +698,9 @@ def t_throttle_warning():
         rc2, out2, err2, _ = run(["-o", prof("throttle-exp.coz")], [prog("toy"), "0"],
                                  experiments=2, env={"BCOZ_STATS": st2})
     finally:
-        with open(rate_path, "w") as f:
-            f.write(rate0 + "\n")
+        sysctl(pct_path, "25")
+        sysctl(rate_path, rate0)
+        sysctl(pct_path, pct0)
     assert rc == 0, (rc, out, err)
     assert rc2 == 0, (rc2, out2, err2)
     s, s2 = stats(st), stats(st2)
@@ -698,8 +709,8 @@ def t_throttle_warning():
     assert "throttled sampling %d time(s)" % s["throttled"] in err and want in err, err
     assert s2["throttled"] >= 10, ("--experiments: the statistics lost the throttles", s2)
     return ("%d throttles at rate 200, named with the fix; %d counted in the statistics "
-            "of an --experiments run; rate restored to %s" % (
-                s["throttled"], s2["throttled"], rate0))
+            "of an --experiments run; rate restored to %s, perf_cpu_time_max_percent to %s" % (
+                s["throttled"], s2["throttled"], rate0, pct0))
 
 
 def binom_tail_ok(k, n, p, alpha=1e-3):
