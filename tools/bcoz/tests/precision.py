@@ -36,8 +36,9 @@ from bcozlib import profile as cozprofile  # noqa: E402
 # or less had a mean error of 1.6 where they were off by 2.2.  Stopping at
 # the first run whose error is small picks exactly those: replayed on the
 # same runs, stopping at the first run under 2.5 was off by 1.16 times the
-# error it reported, from the third run on 0.94 times.  With experiments of
-# 0.5 s, 30 such runs: 1.69 and 1.25, and errors up to 12 points.
+# error it reported; by 0.85 times with the rule here.  With experiments of
+# 0.5 s, 30 such runs: 1.69 (errors up to 12 points) and 1.13.
+# tests/stoprule.py records and replays such runs.
 MIN_RUNS = 3
 
 
@@ -45,7 +46,9 @@ def matches(selected, sel):
     return selected == sel or selected.endswith(sel)
 
 
-def _prediction(sample, sel, level):
+def prediction(sample, sel, level):
+    """bcoz's program speedup at LEVEL % for SEL from experiments SAMPLE,
+    or None."""
     for r in analysis.analyse(sample):
         if matches(r["selected"], sel) and level in r["speedups"]:
             return r["speedups"][level]
@@ -55,7 +58,7 @@ def _prediction(sample, sel, level):
 def _spread(draw, sel, level, reps):
     """pstdev of the predictions of REPS resamples DRAW() makes; None if
     fewer than half of them give a value."""
-    vals = [v for v in (_prediction(draw(), sel, level) for _ in range(reps)) if v is not None]
+    vals = [v for v in (prediction(draw(), sel, level) for _ in range(reps)) if v is not None]
     return statistics.pstdev(vals) if len(vals) >= reps // 2 else None
 
 

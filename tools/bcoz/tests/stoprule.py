@@ -71,7 +71,7 @@ def replay(exps, sel, target, min_runs, flat):
     for e in exps:
         runs.setdefault(e["run"], []).append(e)
     order = [runs[k] for k in sorted(runs)]
-    whole = P._prediction(exps, sel, 50)
+    whole = P.prediction(exps, sel, 50)
     errs, ses, used = [], [], []
     for start in range(len(order)):
         acc = []
@@ -81,7 +81,7 @@ def replay(exps, sel, target, min_runs, flat):
             se = float("inf") if se is None else se
             if n >= min_runs and se <= target:
                 break
-        errs.append(P._prediction(acc, sel, 50) - whole)
+        errs.append(P.prediction(acc, sel, 50) - whole)
         ses.append(se)
         used.append(n)
     return errs, ses, used
@@ -100,13 +100,16 @@ def main(argv):
             v = next(it, None)
             if v is None:
                 sys.exit("stoprule: %s needs a value (--help)" % a)
-            if a == "--runs":
-                runs = int(v)
-            elif a == "--target":
-                target = float(v)
-            elif a == "-o":
+            try:
+                if a == "--runs":
+                    runs = int(v)
+                elif a == "--target":
+                    target = float(v)
+            except ValueError:
+                sys.exit("stoprule: %s %s: not a number" % (a, v))
+            if a == "-o":
                 keep = v
-            else:
+            elif a == "--replay":
                 prof = v
         elif a in ("-h", "--help"):
             print(__doc__)
@@ -122,7 +125,10 @@ def main(argv):
         if os.path.exists(prof):
             os.unlink(prof)
         record(case, sel, runs, prof)
-    exps, _, nruns = cozprofile.read_profile(prof)
+    try:
+        exps, _, nruns = cozprofile.read_profile(prof)
+    except cozprofile.ProfileError as e:
+        sys.exit("stoprule: %s" % e)
     print("%s %s (%s): %d runs, %d experiments; target %.1f" % (
         rest[0], rest[1], sel, nruns, len(exps), target))
     for name, min_runs, flat in (("old", 1, True), ("now", P.MIN_RUNS, False)):
