@@ -21,14 +21,9 @@ Documentation/bcoz/bcoz.rst ("The standard error the suite believes")
 holds a table made with it.
 
 usage: stoprule.py [--runs N] [--target SE] [-o PROFILE | --replay PROFILE]
-                   PROGRAM MARKER
-  PROGRAM MARKER  a row of truth.py, e.g. forkjoin LOOP_SMALL
-  --runs N        runs to record (default 30)
-  --target SE     the rule's target (default BCOZ_TEST_SE or 2.5)
-  -o PROFILE      keep the recorded profile there
-  --replay PROF   replay a profile recorded before instead of recording
-The experiment length is bcoz's default or BCOZ_EXP_MS.  Needs make bcoz.
+                   PROGRAM MARKER     (-h lists the options)
 """
+import argparse
 import math
 import os
 import shutil
@@ -92,47 +87,35 @@ def rms(xs):
 
 
 def main(argv):
-    runs, target, keep, prof = 30, float(os.environ.get("BCOZ_TEST_SE", "2.5")), None, None
-    rest = []
-    it = iter(argv)
-    for a in it:
-        if a in ("--runs", "--target", "-o", "--replay"):
-            v = next(it, None)
-            if v is None:
-                sys.exit("stoprule: %s needs a value (--help)" % a)
-            try:
-                if a == "--runs":
-                    runs = int(v)
-                elif a == "--target":
-                    target = float(v)
-            except ValueError:
-                sys.exit("stoprule: %s %s: not a number" % (a, v))
-            if a == "-o":
-                keep = v
-            elif a == "--replay":
-                prof = v
-        elif a in ("-h", "--help"):
-            print(__doc__)
-            return 0
-        else:
-            rest.append(a)
-    if len(rest) != 2 or runs < 3:
-        sys.exit("usage: stoprule.py [--runs N>=3] [--target SE] [-o PROFILE | --replay "
-                 "PROFILE] PROGRAM MARKER (--help)")
-    case, sel = find(rest[0], rest[1])
+    ap = argparse.ArgumentParser(
+        prog="stoprule.py", description=__doc__.split("\n\n")[0],
+        epilog="The experiment length is bcoz's default or BCOZ_EXP_MS.  Needs make bcoz.")
+    ap.add_argument("program", help="a row of truth.py with MARKER, e.g. forkjoin LOOP_SMALL")
+    ap.add_argument("marker")
+    ap.add_argument("--runs", type=int, default=30, help="runs to record (at least 3)")
+    ap.add_argument("--target", type=float, default=float(os.environ.get("BCOZ_TEST_SE", "2.5")),
+                    help="the rule's target (default BCOZ_TEST_SE or 2.5)")
+    where = ap.add_mutually_exclusive_group()
+    where.add_argument("-o", dest="keep", help="keep the recorded profile there")
+    where.add_argument("--replay", help="replay a profile recorded before instead")
+    o = ap.parse_args(argv)
+    if o.runs < 3:
+        ap.error("--runs %d: at least 3" % o.runs)
+    case, sel = find(o.program, o.marker)
+    prof = o.replay
     if prof is None:
-        prof = keep or R.prof("runs.coz")
+        prof = o.keep or R.prof("runs.coz")
         if os.path.exists(prof):
             os.unlink(prof)
-        record(case, sel, runs, prof)
+        record(case, sel, o.runs, prof)
     try:
         exps, _, nruns = cozprofile.read_profile(prof)
     except cozprofile.ProfileError as e:
         sys.exit("stoprule: %s" % e)
     print("%s %s (%s): %d runs, %d experiments; target %.1f" % (
-        rest[0], rest[1], sel, nruns, len(exps), target))
+        o.program, o.marker, sel, nruns, len(exps), o.target))
     for name, min_runs, flat in (("old", 1, True), ("now", P.MIN_RUNS, False)):
-        errs, ses, used = replay(exps, sel, target, min_runs, flat)
+        errs, ses, used = replay(exps, sel, o.target, min_runs, flat)
         print("%s: rms error %.2f / rms SE %.2f = %.2f, %.1f runs, worst %.1f" % (
             name, rms(errs), rms(ses), rms(errs) / rms(ses), statistics.mean(used),
             max(abs(e) for e in errs)))
