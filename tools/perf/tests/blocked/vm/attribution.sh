@@ -109,8 +109,7 @@ alt_trace_stop() {
 }
 
 attribution_test() {
-	local rc period wall tol phase cpu tc pts got d lost name trace_on rate0 pct0 thr
-	local SYSK=/proc/sys/kernel
+	local rc period wall tol phase cpu tc pts got d lost name trace_on thr
 
 	if ! gcc -O1 -g -o alternate "$here/alternate.c"; then
 		bad "attribution: compile alternate.c"
@@ -119,24 +118,15 @@ attribution_test() {
 	# the sched_switch trace is a printed reference only: go on without it
 	alt_trace_start 2>al-trace.err || diag "attribution: no sched_switch trace: $(cat al-trace.err)"
 	rm -f al-phases.txt
-	# The kernel lowers perf_event_max_sample_rate as a suite goes on
-	# (samples take long under TCG) and then throttles the task-clock,
-	# dropping a throttled tick's points: raise it for the recording, as
-	# the selftests do (a percentage of 0 makes the kernel refuse rates).
-	rate0=$(cat $SYSK/perf_event_max_sample_rate)
-	pct0=$(cat $SYSK/perf_cpu_time_max_percent)
-	echo 25 >$SYSK/perf_cpu_time_max_percent
-	echo 100000 >$SYSK/perf_event_max_sample_rate
-	echo 0 >$SYSK/perf_cpu_time_max_percent
+	# throttling drops points: see rate_raise in run-vm-tests.sh
+	rate_raise
 	# A lost sample would take its points with it: a big buffer, and a
 	# stack dump (2 KiB) deep enough for main -> phase_* -> pread.
 	"$BPERF" record --call-graph dwarf,2048 -m 4096 -o al.data \
 		./alternate -t "$ALT_MS" -i "$ALT_IO_MS" -c "$ALT_CPU_MS" -d "$DEVICE" \
 		-p al-phases.txt >al.txt 2>al.err
 	rc=$?
-	echo 25 >$SYSK/perf_cpu_time_max_percent
-	echo "$rate0" >$SYSK/perf_event_max_sample_rate
-	echo "$pct0" >$SYSK/perf_cpu_time_max_percent
+	rate_restore
 	trace_on=$(alt_trace_stop al-phases.txt)
 	if ! check "attribution: record alternate -t $ALT_MS (rc=$rc)" [ $rc -eq 0 ]; then
 		diag <al.err
