@@ -142,6 +142,10 @@ struct bcoz_thread {
 	uint64_t wake_late_ns;		/* how late a pause's sleep ends (pause_ns) */
 	unsigned int ticks;		/* timer ticks since the last pause */
 	int last_hit;			/* the last on-CPU sample hit the selection */
+	uint64_t last_hit_exp;		/* the experiment last_hit was taken in */
+	int last_line;			/* the last on-CPU sample's line, -1: none */
+	int owed;			/* the record being handled: on-CPU points
+					 * the kernel owed at a switch-out */
 	uint64_t sample_read;		/* the event's count in the record being handled */
 	uint64_t count_at_sample;	/* the event's count at the last on-CPU sample */
 	uint64_t credited_to;		/* count up to which a hand-off credited ahead */

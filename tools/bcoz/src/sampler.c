@@ -407,6 +407,33 @@ int sampler_has_data(const struct bcoz_thread *t)
 	       __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE) != pg->data_tail;
 }
 
+/*
+ * Is the on-CPU sample just read, timed @time, one of on-CPU points the
+ * kernel owed?  Points whose timer interrupt had not come when the thread
+ * left the CPU are written at its switch-in, as one on-CPU sample with the
+ * stack it left with, right before the blocked samples of the same interval
+ * and with the same time (Documentation/admin-guide/perf/blocked-samples.rst);
+ * a timer's sample never has a blocked sample of its own time after it.
+ * @tail is where the next record starts.  An interval too short to hold an
+ * off-CPU point has no blocked sample, and its owed points are not told
+ * apart.
+ */
+static int owed_points(const unsigned char *data, uint64_t size, uint64_t tail,
+		       uint64_t head, uint64_t time)
+{
+	struct perf_event_header h;
+	uint64_t w[3];
+
+	if (!(sample_type & PERF_SAMPLE_IP) || !(sample_type & PERF_SAMPLE_TIME) ||
+	    tail + sizeof(w) > head)
+		return 0;
+	for (int i = 0; i < 3; i++)	/* header, IP, time; 8-byte aligned */
+		memcpy(&w[i], data + (tail + 8 * i) % size, 8);
+	memcpy(&h, &w[0], sizeof(h));
+	return h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(w) &&
+	       (h.misc & BCOZ_MISC_MASK) && w[2] == time;
+}
+
 void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 {
 	struct perf_event_mmap_page *pg;
@@ -522,6 +549,7 @@ void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 				(void)ip;
 			}
 		}
+		t->owed = !(h.misc & BCOZ_MISC_MASK) && owed_points(data, size, tail, head, time);
 		cb(t, h.misc, time, weight, ips, nr, nstack ? stack : NULL, nstack);
 	}
 	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
