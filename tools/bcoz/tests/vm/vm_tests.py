@@ -76,6 +76,24 @@ def marker(src, m):
     raise RuntimeError(m)
 
 
+def hold_sample_rate(rate=100000):
+    """What bcoz's throttle warning advises, in this throwaway guest: under
+    TCG a sample takes long enough for the kernel to lower
+    perf_event_max_sample_rate to 1250-2500 within minutes, and a 1 ms
+    event with blocked samples then throttles (5-24 times a run, its
+    ticks' samples lost: the lock holder read 8 points low).  The rate
+    first: the kernel refuses a new one once perf_cpu_time_max_percent is
+    0.  Returns what was done, for a diagnostic."""
+    try:
+        with open("/proc/sys/kernel/perf_event_max_sample_rate", "w") as f:
+            f.write("%d\n" % rate)
+        with open("/proc/sys/kernel/perf_cpu_time_max_percent", "w") as f:
+            f.write("0\n")
+    except OSError as e:
+        return "sample rate left to the kernel (%s)" % e.strerror
+    return "perf_event_max_sample_rate %d, perf_cpu_time_max_percent 0" % rate
+
+
 def main(argv):
     out, per_level, demo, dev = None, 6, False, None
     i = 0
@@ -101,7 +119,7 @@ def main(argv):
     out = out or tempfile.mkdtemp(prefix="bcoz-vm-")
     os.makedirs(out, exist_ok=True)
     levels = "0,25,50,75,100" if demo else "0,50"
-    notes = []
+    notes = [hold_sample_rate()]
     tap = Tap()
     result = tap.result
 
@@ -283,13 +301,20 @@ def main(argv):
     # Worker-bound, it has no effect: printed, not asserted.  It read -2.0
     # to -4.7 in most runs and -10.5 in one (actual -1.7): the negative bias
     # of issue 11 is smaller in the guest than it was, not gone.
+    # The lock's holder (tests/lock.c, L at 50 %: about +50): it read 11-13
+    # points low in the guest while owed on-CPU points (13-27 % of a
+    # holder's, their timer interrupt late) went to the lock call.  Charged
+    # to the previous sample: -1.4..+1.8 off in four truth.sh runs, -6.7
+    # in one whose actual read +53.9, and -8.3 and -7.0 here, both times
+    # with the prediction low.  Printed, not asserted, until it holds.
     import run_tests  # sets truth.R (the host suite's helpers); actual_precise()
     import truth
-    for name, what, asserted in (("sleep-pipe-reader", "the bottleneck", True),
-                                 ("sleep-pipe-worker", "no effect", False)):
-        tag = "truth: %s SLEEP_R (%s)" % (name, what)
+    for name, mark, what, asserted in (("sleep-pipe-reader", "SLEEP_R", "the bottleneck", True),
+                                         ("sleep-pipe-worker", "SLEEP_R", "no effect", False),
+                                         ("lock", "LOOP_L", "the holder", False)):
+        tag = "truth: %s %s (%s)" % (name, mark, what)
         try:
-            r = truth.measure(truth.find(name, "SLEEP_R"))
+            r = truth.measure(truth.find(name, mark))
         except (AssertionError, RuntimeError) as e:
             result(False, tag, str(e).splitlines()[0])
             continue
