@@ -145,26 +145,26 @@ static long read_ring(void *ring, long page, struct rec *out, long max)
 	return n;
 }
 
+/* Owed on-CPU points: an on-CPU sample followed by a blocked one of its time. */
+static int is_owed(const struct rec *r, long i, long n)
+{
+	return !(r[i].misc & MISC_BLOCKED) && i + 1 < n &&
+	       (r[i + 1].misc & MISC_BLOCKED) && r[i + 1].time == r[i].time;
+}
+
 static void tally(struct thread *t, struct rec *r, long n)
 {
 	enum where prev = NOWHERE;
 
 	for (long i = 0; i < n; i++) {
-		int blocked = r[i].misc & MISC_BLOCKED;
-		/* owed points: an on-CPU sample followed by a blocked one of its time */
-		int owed = !blocked && i + 1 < n && (r[i + 1].misc & MISC_BLOCKED) &&
-			   r[i + 1].time == r[i].time;
-
-		if (blocked)
+		if (r[i].misc & MISC_BLOCKED)
 			continue;
-		if (owed) {
+		if (is_owed(r, i, n)) {
 			uint64_t w = r[i].weight;
 			enum where next = NOWHERE;
 
 			for (long j = i + 1; j < n; j++)
-				if (!(r[j].misc & MISC_BLOCKED) &&
-				    !(j + 1 < n && (r[j + 1].misc & MISC_BLOCKED) &&
-				      r[j + 1].time == r[j].time)) {
+				if (!(r[j].misc & MISC_BLOCKED) && !is_owed(r, j, n)) {
 					next = where_is(r[j].ip);
 					break;
 				}
