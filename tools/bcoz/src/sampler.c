@@ -416,7 +416,8 @@ int sampler_has_data(const struct bcoz_thread *t)
  * a timer's sample never has a blocked sample of its own time after it.
  * @tail is where the next record starts.  An interval too short to hold an
  * off-CPU point has no blocked sample, and its owed points are not told
- * apart.
+ * apart.  Without blocked samples (a stock kernel) there is nothing to
+ * look for, and the caller does not look.
  */
 static int owed_points(const unsigned char *data, uint64_t size, uint64_t tail,
 		       uint64_t head, uint64_t time)
@@ -549,7 +550,8 @@ void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 				(void)ip;
 			}
 		}
-		t->owed = !(h.misc & BCOZ_MISC_MASK) && owed_points(data, size, tail, head, time);
+		t->owed = bcoz_blocked_supported && !(h.misc & BCOZ_MISC_MASK) &&
+			  owed_points(data, size, tail, head, time);
 		cb(t, h.misc, time, weight, ips, nr, nstack ? stack : NULL, nstack);
 	}
 	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
