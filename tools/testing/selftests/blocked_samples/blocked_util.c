@@ -306,8 +306,8 @@ static int parse_sample(struct bs_samples *smp, uint64_t type,
 			       PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			       PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
 			       PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
-			       PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
-			       PERF_SAMPLE_WEIGHT;
+			       PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ |
+			       PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_WEIGHT;
 	struct bs_sample *s;
 	uint64_t v;
 
@@ -338,6 +338,9 @@ static int parse_sample(struct bs_samples *smp, uint64_t type,
 	if ((type & PERF_SAMPLE_CPU) && !take_u64(&p, end, &v))
 		return -1;
 	if ((type & PERF_SAMPLE_PERIOD) && !take_u64(&p, end, &s->period))
+		return -1;
+	/* read_format 0: the event's count alone */
+	if ((type & PERF_SAMPLE_READ) && !take_u64(&p, end, &s->count))
 		return -1;
 	if (type & PERF_SAMPLE_CALLCHAIN) {
 		if (!take_u64(&p, end, &s->nr_chain))

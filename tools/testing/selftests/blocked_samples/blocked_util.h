@@ -78,6 +78,7 @@ struct bs_sample {
 	uint64_t time;
 	uint64_t period;
 	uint64_t weight;
+	uint64_t count;		/* PERF_SAMPLE_READ, read_format 0 */
 	uint64_t nr_chain;
 	uint64_t *chain;	/* malloc'ed copy, nr_chain entries */
 };

@@ -16,6 +16,9 @@
  * Whether any points are owed depends on how late the timer interrupts
  * come: under QEMU TCG, 5-15 % of the points; on hardware, few or none (the
  * test is then skipped, with the count).
+ *
+ * on_the_count_grid: the points are at multiples of the period in the
+ * event's count, which is how a tool reads a sample's lateness.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -112,6 +115,81 @@ TEST_F_TIMEOUT(owed_points, before_the_interval, 120)
 	if (!owed_samples)
 		SKIP(return, "no point was owed at a switch-out in %d ms (the timer was "
 		     "never late enough): nothing to check", RUN_MS);
+	bs_event_close(&ev);
+}
+
+/*
+ * On-CPU points fall at multiples of the period in the event's count, the
+ * first at one period: the count in each on-CPU sample (PERF_SAMPLE_READ),
+ * a timer's or owed points', has passed exactly as many multiples since
+ * the previous one as the sample's weight.  So a tool reads how late a
+ * sample's interrupt came from its count alone (count mod period, in the
+ * task's CPU time), and whether its point fell before something the task
+ * did at a count it read (bcoz: a hand-off).
+ */
+TEST_F_TIMEOUT(owed_points, on_the_count_grid, 120)
+{
+	struct perf_event_attr attr;
+	struct bs_event ev;
+	uint64_t t0, period, prev = 0, on = 0, late_ns = 0;
+	size_t i, nr = 0, off_grid = 0;
+	pid_t tid = bs_gettid();
+
+	BS_REQUIRE_FEATURE();
+
+	BS_RAISE_SAMPLE_RATE(100000);
+
+	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, true);
+	attr.sample_type |= PERF_SAMPLE_READ;
+	attr.read_format = 0;
+	attr.disabled = 1;
+	period = attr.sample_period;
+	BS_OPEN(&ev, &attr, 0, -1);
+	t0 = bs_now_ns();
+	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_ENABLE, 0));
+	while (bs_now_ns() - t0 < RUN_MS * BS_NSEC_PER_MSEC) {
+		bs_spin_ns(SPIN_US * 1000ULL);
+		bs_sleep_ns(NAP_US * 1000ULL);
+	}
+	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0));
+	bs_sysctl_restore();
+	BS_DRAIN(&ev);
+
+	for (i = 0; i < ev.smp.nr; i++) {
+		const struct bs_sample *s = &ev.smp.s[i];
+		uint64_t passed;
+
+		if (s->tid != (uint32_t)tid || bs_sample_class(s) != BS_ONCPU)
+			continue;
+		passed = s->count / period - prev / period;
+		if (passed != s->weight) {
+			if (off_grid++ < 5)
+				TH_LOG("sample %zu: count %llu ns after %llu passed %llu "
+				       "multiples of %llu, weight %llu", i,
+				       (unsigned long long)s->count,
+				       (unsigned long long)prev,
+				       (unsigned long long)passed,
+				       (unsigned long long)period,
+				       (unsigned long long)s->weight);
+		}
+		late_ns += s->count % period;
+		prev = s->count;
+		on += s->weight;
+		nr++;
+	}
+	TH_LOG("%zu on-CPU samples, %llu points; interrupts late by %.0f us on average",
+	       nr, (unsigned long long)on, nr ? late_ns / 1e3 / nr : 0.0);
+	if (ev.smp.nr_throttle || ev.smp.lost)
+		SKIP(return, "%llu throttles, %llu lost records: points dropped",
+		     (unsigned long long)ev.smp.nr_throttle,
+		     (unsigned long long)ev.smp.lost);
+	ASSERT_LT(100, nr) {
+		TH_LOG("too few on-CPU samples in %d ms to check the grid", RUN_MS);
+	}
+	EXPECT_EQ(0, off_grid) {
+		TH_LOG("%zu of %zu on-CPU samples passed a different number of "
+		       "multiples of the period than their weight", off_grid, nr);
+	}
 	bs_event_close(&ev);
 }
 
