@@ -149,6 +149,8 @@ struct bcoz_thread {
 	uint64_t sample_read;		/* the event's count in the record being handled */
 	uint64_t count_at_sample;	/* the event's count at the last on-CPU sample */
 	uint64_t credited_to;		/* count up to which a hand-off credited ahead */
+	uint64_t work_from, work_to;	/* the SIGPROF handler's last run (bcoz_now()) */
+	uint64_t pause_from, pause_to;	/* the thread's last pause */
 	uint64_t debt_ns;		/* credited ahead: owed back by the next hits */
 	uint64_t debt_exp;		/* the experiment the debt belongs to */
 	uint64_t release_tsc;		/* when a hand-off last read the count */
