@@ -9,11 +9,14 @@
 # line's loop really is LEVEL % shorter, their difference and the
 # prediction's bootstrap standard error (tests/truth.py explains the method).
 #
-# usage: tools/bcoz/bench/truth.sh [--vm] [--level N] [--experiments N] [CASE...]
+# usage: tools/bcoz/bench/truth.sh [--vm] [--level N] [--experiments N] [--profiled] [CASE...]
 #   --vm        run it in the VM (scripts/run-vm.sh), on the project's kernel
 #               built without lockdep, as production kernels are and as make
 #               bench runs (KERNEL_FLAVOUR=nolockdep; set KERNEL_FLAVOUR= for
 #               the default, lockdep, kernel)
+#   --profiled  also the profiled actual: the same speedup on runs under
+#               bcoz at 0 %, which splits an error into the model's and
+#               the profiling's own (tests/truth.py)
 #   CASE        substrings of "program MARKER" to run only some rows
 # Environment: BCOZ_BUILD, BCOZ_TEST_SE (default 2.5), BCOZ_TEST_RT, and any
 # BCOZ_* tuning knob (printed in the header), e.g. BCOZ_CREDIT_MEASURED=1.

@@ -31,7 +31,7 @@ its own time per item tracks the machine's speed, which a shared host moves
 by a quarter within seconds, and takes out what the changed stage does to
 the other's CPU.  Everything is sized by time or outcome.
 
-usage: truth.py [--level N] [--experiments N] [CASE-SUBSTRING...]
+usage: truth.py [--level N] [--experiments N] [--profiled] [CASE-SUBSTRING...]
 Prints one row per case: program, line, level, predicted, actual, the
 difference, the prediction's standard error, the runs it took, the other
 estimate of the actual speedup (each level's best run, or the median of
@@ -39,7 +39,9 @@ the paired runs: the actual is whichever has the smaller bootstrap error),
 the actual's standard error (aSE), the prediction from the same profile
 with each level's durations and visits summed as COZ does, without local
 baselines (summed; bcozlib/profile.py explains why bcoz does not), and
-which estimate the actual is.  The last line gives the kernel's
+which estimate the actual is.  --profiled adds two columns before the
+last: the profiled actual, the same speedup measured on runs made under
+bcoz at 0 %, and its standard error (profiled_actual()).  The last line gives the kernel's
 perf_event_max_sample_rate at the start and the end: the kernel lowers it
 when samples take long (under QEMU TCG from 100000 to 1250-1500 in one
 run).
@@ -160,8 +162,59 @@ def actual_speedup(exe, calib, level, args, view=None):
     return {"actual": act, "other": other, "actual_se": se, "rounds": len(base), "how": how}
 
 
-def measure(case, level=50, experiments=12, actual=True):
-    """{predicted, actual, se, runs, time, ...} for one case."""
+# profiled actual: runs of each kind, at least and at most, and experiments a run
+PROFILED_MIN, PROFILED_MAX, PROFILED_EXPERIMENTS = 4, 10, 12
+
+
+def progress_rate(path):
+    """Progress points a second over a profile's 0 % experiments (its first
+    throughput point's), or None without any."""
+    exps, _, _ = R.cozprofile.read_profile(path)
+    dur, n, name = 0, 0, None
+    for e in exps:
+        if e["speedup"] != 0:
+            continue
+        for p in e["points"]:
+            if p["kind"] == "throughput" and (name is None or p["name"] == name):
+                name = p["name"]
+                dur += e["duration"]
+                n += p["delta"]
+    return n / dur * 1e9 if dur > 0 and n > 0 else None
+
+
+def profiled_actual(exe, calib, level, args, line):
+    """The actual speedup of the program as bcoz runs it: runs of the
+    unchanged program and of the one whose line really is LEVEL % shorter,
+    each under bcoz at 0 % (--fixed-line LINE --speedups 0, so the same
+    sampling, wrappers and drains, no delays), alternating, in pairs added
+    (PROFILED_MIN to PROFILED_MAX) until the estimate's bootstrap standard
+    error is at most SE_TARGET.  Set against the unprofiled actual it
+    splits a prediction's error in two: what virtual speedup gets wrong
+    about the program it profiled (predicted - profiled), and what the
+    profiling does to the program (profiled - actual), e.g. a hand-off
+    made slower by draining samples and writing blocked samples, which no
+    delay rule can take back.  {profiled, profiled_se}."""
+    vals = {0: [], level: []}
+    while True:
+        for s in vals:
+            path = R.prof("profiled-%d.coz" % s)
+            rc, out, err, _ = R.run(["-o", path, "--fixed-line", line, "--speedups", "0"],
+                                    [R.prog(exe), "0", str(calib)] + list(args(100 - s)),
+                                    experiments=PROFILED_EXPERIMENTS, rt=True)
+            assert rc == 0, err
+            rate = progress_rate(path)
+            assert rate, "%s: no progress in %s" % (exe, path)
+            vals[s].append(rate)
+        n = len(vals[0])
+        if n >= PROFILED_MIN:
+            act, se, _ = P.actual_estimate(vals[0], vals[level])
+            if se <= R.SE_TARGET or n >= PROFILED_MAX:
+                return {"profiled": act, "profiled_se": se}
+
+
+def measure(case, level=50, experiments=12, actual=True, profiled=False):
+    """{predicted, actual, se, runs, time, ...} for one case; PROFILED adds
+    the profiled actual (profiled_actual())."""
     name, exe, key, src, marker, args, view = case
     line = R.marker_line(src, marker)
     p = R.prof("truth-%s-%s.coz" % (name, marker))
@@ -176,6 +229,8 @@ def measure(case, level=50, experiments=12, actual=True):
            "actual": None, "printed": out.strip().splitlines()[-1] if out.strip() else ""}
     if actual:
         res.update(actual_speedup(exe, calib, level, args, view))
+    if profiled:
+        res.update(profiled_actual(exe, calib, level, args, line))
     res["time"] = time.time() - t0
     return res
 
@@ -183,6 +238,8 @@ def measure(case, level=50, experiments=12, actual=True):
 HEAD = "%-19s %-28s %5s %9s %8s %6s %5s %5s %7s %5s %6s %s" % (
     "program", "line", "level", "predicted", "actual", "diff", "SE", "runs", "other", "aSE",
     "summed", "actual is")
+# with --profiled, before "actual is"
+HEAD_PROFILED = "%8s %5s" % ("profiled", "pSE")
 
 
 def needs_blocked(case):
@@ -198,10 +255,11 @@ def has_blocked():
 
 def row(r):
     diff = r["predicted"] - r["actual"] if r["actual"] is not None else float("nan")
-    return "%-19s %-28s %4d%% %+9.1f %+8.1f %+6.1f %5.1f %5d %+7.1f %5.1f %+6.1f %s" % (
+    prof = (" %+8.1f %5.1f" % (r["profiled"], r["profiled_se"])) if "profiled" in r else ""
+    return "%-19s %-28s %4d%% %+9.1f %+8.1f %+6.1f %5.1f %5d %+7.1f %5.1f %+6.1f%s %s" % (
         r["program"], r["line"], r["level"], r["predicted"], r["actual"], diff, r["se"],
         r["runs"], r.get("other", float("nan")), r.get("actual_se", float("nan")),
-        r["summed"] if r.get("summed") is not None else float("nan"), r.get("how", "-"))
+        r["summed"] if r.get("summed") is not None else float("nan"), prof, r.get("how", "-"))
 
 
 def load():
@@ -226,10 +284,12 @@ def main(argv):
     global R
     import run_tests
     R = run_tests
-    level, exps, only = 50, 12, []
+    level, exps, only, profiled = 50, 12, [], False
     i = 0
     while i < len(argv):
-        if argv[i] == "--level":
+        if argv[i] == "--profiled":
+            profiled = True
+        elif argv[i] == "--level":
             level = int(argv[i + 1])
             i += 1
         elif argv[i] == "--experiments":
@@ -247,7 +307,7 @@ def main(argv):
         os.uname().release,
         " ".join("%s=%s" % kv for kv in sorted(os.environ.items())
                  if kv[0].startswith("BCOZ_") and kv[0] != "BCOZ_BUILD") or "defaults"))
-    print(HEAD)
+    print(HEAD[:-len("actual is")] + (HEAD_PROFILED + " " if profiled else "") + "actual is")
     t0, rate0 = time.time(), sample_rate()
     blocked = has_blocked()
     for c in CASES:
@@ -256,7 +316,7 @@ def main(argv):
         if needs_blocked(c) and not blocked:
             print("%-19s %-28s   n/a: the kernel has no blocked samples" % (c[0], c[4]))
             continue
-        r = measure(c, level, exps)
+        r = measure(c, level, exps, profiled=profiled)
         print(row(r), flush=True)
     print("# load %s at the end; %.0f s; perf_event_max_sample_rate %s at the start, %s "
           "at the end" % (load(), time.time() - t0, rate0, sample_rate()))
