@@ -61,6 +61,19 @@ void bs_spin_ns(uint64_t ns)
 		;
 }
 
+unsigned long bs_spin_nap(uint64_t run_ns, uint64_t spin_ns, uint64_t nap_ns)
+{
+	uint64_t t0 = bs_now_ns();
+	unsigned long naps = 0;
+
+	while (bs_now_ns() - t0 < run_ns) {
+		bs_spin_ns(spin_ns);
+		bs_sleep_ns(nap_ns);
+		naps++;
+	}
+	return naps;
+}
+
 pid_t bs_gettid(void)
 {
 	return syscall(__NR_gettid);

@@ -122,6 +122,8 @@ uint64_t bs_now_ns(void);
 double bs_ms(uint64_t ns);
 void bs_sleep_ns(uint64_t ns);		/* one nanosleep(), restarted on EINTR */
 void bs_spin_ns(uint64_t ns);		/* busy loop on CLOCK_MONOTONIC */
+/* spin @spin_ns, nap @nap_ns, for @run_ns of wall time; returns the naps */
+unsigned long bs_spin_nap(uint64_t run_ns, uint64_t spin_ns, uint64_t nap_ns);
 pid_t bs_gettid(void);
 int bs_pin_self(int cpu);
 int bs_pick_cpu(void);			/* highest CPU in our affinity mask */

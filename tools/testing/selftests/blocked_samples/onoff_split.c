@@ -64,11 +64,7 @@ TEST_F_TIMEOUT(onoff_split, spin_nap, 120)
 	BS_OPEN(&ev, &attr, 0, -1);
 	t0 = bs_now_ns();
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_ENABLE, 0));
-	while (bs_now_ns() - t0 < RUN_MS * BS_NSEC_PER_MSEC) {
-		bs_spin_ns(SPIN_US * 1000ULL);
-		bs_sleep_ns(NAP_US * 1000ULL);
-		naps++;
-	}
+	naps = bs_spin_nap(RUN_MS * BS_NSEC_PER_MSEC, SPIN_US * 1000ULL, NAP_US * 1000ULL);
 	count = bs_event_count(&ev);
 	t1 = bs_now_ns();
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0));

@@ -46,7 +46,7 @@ TEST_F_TIMEOUT(owed_points, before_the_interval, 120)
 {
 	struct perf_event_attr attr;
 	struct bs_event ev;
-	uint64_t t0, count, period, on = 0, owed = 0, owed_samples = 0;
+	uint64_t count, period, on = 0, owed = 0, owed_samples = 0;
 	uint64_t last_blocked_time = 0;
 	size_t i, mismatched = 0, late = 0;
 	pid_t tid = bs_gettid();
@@ -59,12 +59,8 @@ TEST_F_TIMEOUT(owed_points, before_the_interval, 120)
 	attr.disabled = 1;
 	period = attr.sample_period;
 	BS_OPEN(&ev, &attr, 0, -1);
-	t0 = bs_now_ns();
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_ENABLE, 0));
-	while (bs_now_ns() - t0 < RUN_MS * BS_NSEC_PER_MSEC) {
-		bs_spin_ns(SPIN_US * 1000ULL);
-		bs_sleep_ns(NAP_US * 1000ULL);
-	}
+	bs_spin_nap(RUN_MS * BS_NSEC_PER_MSEC, SPIN_US * 1000ULL, NAP_US * 1000ULL);
 	count = bs_event_count(&ev);
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0));
 	bs_sysctl_restore();
@@ -131,7 +127,7 @@ TEST_F_TIMEOUT(owed_points, on_the_count_grid, 120)
 {
 	struct perf_event_attr attr;
 	struct bs_event ev;
-	uint64_t t0, period, prev = 0, on = 0, late_ns = 0;
+	uint64_t period, prev = 0, on = 0, late_ns = 0;
 	size_t i, nr = 0, off_grid = 0;
 	pid_t tid = bs_gettid();
 
@@ -145,12 +141,8 @@ TEST_F_TIMEOUT(owed_points, on_the_count_grid, 120)
 	attr.disabled = 1;
 	period = attr.sample_period;
 	BS_OPEN(&ev, &attr, 0, -1);
-	t0 = bs_now_ns();
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_ENABLE, 0));
-	while (bs_now_ns() - t0 < RUN_MS * BS_NSEC_PER_MSEC) {
-		bs_spin_ns(SPIN_US * 1000ULL);
-		bs_sleep_ns(NAP_US * 1000ULL);
-	}
+	bs_spin_nap(RUN_MS * BS_NSEC_PER_MSEC, SPIN_US * 1000ULL, NAP_US * 1000ULL);
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0));
 	bs_sysctl_restore();
 	BS_DRAIN(&ev);
