@@ -116,19 +116,22 @@ TEST_F_TIMEOUT(owed_points, before_the_interval, 120)
 
 /*
  * On-CPU points fall at multiples of the period in the event's count, the
- * first at one period: the count in each on-CPU sample (PERF_SAMPLE_READ),
- * a timer's or owed points', has passed exactly as many multiples since
- * the previous one as the sample's weight.  So a tool reads how late a
- * sample's interrupt came from its count alone (count mod period, in the
- * task's CPU time), and whether its point fell before something the task
- * did at a count it read (bcoz: a hand-off).
+ * first at one period.  A sample's count (PERF_SAMPLE_READ) is read as it
+ * is written, which can be a little after its points were counted (a point
+ * passed in between goes with the next sample, as owed points do): so
+ * after each on-CPU sample, a timer's or owed points', the points so far
+ * (the weights' sum) are at most its count over the period and at least
+ * the previous sample's.  A tool thus knows a point fell before a count it
+ * read if the sample's count, rounded down to the period, is at most that
+ * (bcoz: a hand-off).  Under QEMU TCG 3 samples in 1,079 had their count
+ * one point ahead.
  */
 TEST_F_TIMEOUT(owed_points, on_the_count_grid, 120)
 {
 	struct perf_event_attr attr;
 	struct bs_event ev;
-	uint64_t period, prev = 0, on = 0, late_ns = 0;
-	size_t i, nr = 0, off_grid = 0;
+	uint64_t period, prev = 0, points = 0, late_ns = 0;
+	size_t i, nr = 0, off_grid = 0, ahead = 0;
 	pid_t tid = bs_gettid();
 
 	BS_REQUIRE_FEATURE();
@@ -149,28 +152,28 @@ TEST_F_TIMEOUT(owed_points, on_the_count_grid, 120)
 
 	for (i = 0; i < ev.smp.nr; i++) {
 		const struct bs_sample *s = &ev.smp.s[i];
-		uint64_t passed;
 
 		if (s->tid != (uint32_t)tid || bs_sample_class(s) != BS_ONCPU)
 			continue;
-		passed = s->count / period - prev / period;
-		if (passed != s->weight) {
+		points += s->weight;
+		if (points < prev / period || points > s->count / period) {
 			if (off_grid++ < 5)
-				TH_LOG("sample %zu: count %llu ns after %llu passed %llu "
-				       "multiples of %llu, weight %llu", i,
+				TH_LOG("sample %zu: %llu points so far, count %llu ns, "
+				       "previous %llu ns, period %llu ns", i,
+				       (unsigned long long)points,
 				       (unsigned long long)s->count,
 				       (unsigned long long)prev,
-				       (unsigned long long)passed,
-				       (unsigned long long)period,
-				       (unsigned long long)s->weight);
+				       (unsigned long long)period);
 		}
+		if (points < s->count / period)
+			ahead++;
 		late_ns += s->count % period;
 		prev = s->count;
-		on += s->weight;
 		nr++;
 	}
-	TH_LOG("%zu on-CPU samples, %llu points; interrupts late by %.0f us on average",
-	       nr, (unsigned long long)on, nr ? late_ns / 1e3 / nr : 0.0);
+	TH_LOG("%zu on-CPU samples, %llu points, %zu with the count a point ahead; "
+	       "interrupts late by %.0f us on average", nr, (unsigned long long)points,
+	       ahead, nr ? late_ns / 1e3 / nr : 0.0);
 	if (ev.smp.nr_throttle || ev.smp.lost)
 		SKIP(return, "%llu throttles, %llu lost records: points dropped",
 		     (unsigned long long)ev.smp.nr_throttle,
@@ -179,8 +182,8 @@ TEST_F_TIMEOUT(owed_points, on_the_count_grid, 120)
 		TH_LOG("too few on-CPU samples in %d ms to check the grid", RUN_MS);
 	}
 	EXPECT_EQ(0, off_grid) {
-		TH_LOG("%zu of %zu on-CPU samples passed a different number of "
-		       "multiples of the period than their weight", off_grid, nr);
+		TH_LOG("%zu of %zu on-CPU samples have points off the count's grid",
+		       off_grid, nr);
 	}
 	bs_event_close(&ev);
 }
