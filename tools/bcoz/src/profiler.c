@@ -346,6 +346,15 @@ static int due_before_handoff(const struct bcoz_thread *t)
 	       c / BCOZ_PERIOD_NS * BCOZ_PERIOD_NS <= t->credited_to;
 }
 
+/* The thread's previous on-CPU sample's line into *first; whether it hit
+ * the selection in this experiment.  Where owed, late and handler points
+ * are charged (on_sample()). */
+static int previous_line(const struct bcoz_thread *t, int *first)
+{
+	*first = t->last_line;
+	return t->last_hit && t->last_hit_exp == atomic_load(&exp_seq);
+}
+
 static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 		      uint64_t weight, const uint64_t *ips, uint64_t nr, const uint64_t *stack,
 		      uint64_t nstack)
@@ -380,8 +389,7 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 		 * instead (lock.c's call of its loop: 10-40 points a run of
 		 * the loop's 2,400 under QEMU TCG, in_handler in BCOZ_STATS).
 		 */
-		first = t->last_line;
-		hit = t->last_hit && t->last_hit_exp == atomic_load(&exp_seq);
+		hit = previous_line(t, &first);
 		atomic_fetch_add(&total_in_handler, weight);
 		kept = 1;
 		goto charge;
@@ -398,8 +406,7 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 		 * and sometimes milliseconds late, 8-15 % of a lock holder's
 		 * points arrive like this, and its line read 10-20 % low.
 		 */
-		first = t->last_line;
-		hit = t->last_hit && t->last_hit_exp == atomic_load(&exp_seq);
+		hit = previous_line(t, &first);
 		goto charge;
 	}
 	linemap_hold();		/* one table for all of this sample's lookups */
@@ -436,8 +443,7 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 		/* charged as owed points are; the thread is where it was found */
 		here = first;
 		hit_here = hit;
-		first = t->last_line;
-		hit = t->last_hit && t->last_hit_exp == atomic_load(&exp_seq);
+		hit = previous_line(t, &first);
 		atomic_fetch_add(&total_late_handoff, weight);
 	}
 	if (cls == BCOZ_ONCPU)
