@@ -803,7 +803,13 @@ static struct perf_event *perf_blocked_origin(struct perf_event *event)
  * pmu::del() and pmu::add(), where a blocked event measures an off-CPU
  * interval.  What an event knows of the interval (the switch-out it saw,
  * where its count stopped, its off-CPU grid, on-CPU points owed) belongs
- * to the task, so it changes sides with the task: each event of @next_ctx
+ * to the task, and so does the time since which it has been enabled for
+ * the task: a clone is made enabled with its task, and the clones of one
+ * event are enabled and disabled together.  Left with the event, a
+ * per-CPU event of a context made for a thread started later would
+ * refuse the interval of a task it is swapped to (perf_blocked_count()):
+ * a thread that slept on one CPU and came back on another lost its whole
+ * sleep.  So all of it changes sides with the task: each event of @next_ctx
  * takes what its match in @ctx held (for one running here, @prev's
  * switch-out, now), each event of @ctx what its match held, and one
  * running here counts @next's interval as pmu::add() would and queues the
@@ -818,7 +824,7 @@ bool __perf_blocked_ctx_swap(struct perf_event_context *ctx,
 {
 	struct perf_event *a, *b;
 	struct hw_perf_event *ha, *hb;
-	u64 now, out, stop, left, due;
+	u64 now, out, stop, left, due, on;
 	int cpu = smp_processor_id();
 	bool here;
 
@@ -844,17 +850,20 @@ bool __perf_blocked_ctx_swap(struct perf_event_context *ctx,
 		stop = hb->blocked_stop;
 		left = hb->blocked_off_left;
 		due = hb->blocked_due;
+		on = hb->blocked_on;
 
 		/* Running here: as pmu::del() at @prev's switch-out leaves it */
 		hb->blocked_out = here ? prev->blocked_out_ts : ha->blocked_out;
 		hb->blocked_stop = here ? now : ha->blocked_stop;
 		hb->blocked_off_left = ha->blocked_off_left;
 		hb->blocked_due = ha->blocked_due;
+		hb->blocked_on = ha->blocked_on;
 
 		ha->blocked_out = out;
 		ha->blocked_stop = stop;
 		ha->blocked_off_left = left;
 		ha->blocked_due = due;
+		ha->blocked_on = on;
 		if (here && perf_blocked_count(a, next, now))
 			perf_blocked_queue(a);
 	}

@@ -36,6 +36,15 @@
  * The run lasts RUN_MS or MAX_TRIPS round trips, whichever comes first
  * (the tracker's ring holds the records of MAX_TRIPS), and must make at
  * least MIN_TRIPS; a throttled run is skipped (points dropped).
+ *
+ * wake_on_younger_clone: a thread that sleeps on one CPU and is woken onto
+ * another, where the task it follows owns a context cloned after the
+ * sleeper went to sleep.  The swap hands the sleeper that context, whose
+ * event for the new CPU was enabled (made) after the switch-out; the time
+ * since which an event has been enabled for its task must change sides
+ * with the task, or that event refuses the interval as one it was not
+ * enabled for and the whole sleep is lost (a server's idle pool thread,
+ * 1 run in 4 of the VM suite, before the fix).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -288,6 +297,159 @@ TEST_F_TIMEOUT(clone_swap, ping_pong_same_cpu, 120)
 	close(ctx.p2c[1]);
 	close(ctx.c2p[0]);
 	close(ctx.c2p[1]);
+}
+
+/*
+ * wake_on_younger_clone: ROUNDS rounds of a sleeper, which sleeps on
+ * cpu[0], and a waker on cpu[1], made before the sleep.  Once the sleeper
+ * sleeps, the waker starts a thread and joins it: the switch to it swaps
+ * their contexts (the new thread's clone is the waker's from then on), and
+ * the new thread's exit takes the other one with it.  The waker then moves
+ * the sleeper to cpu[1], wakes it and waits for it, so cpu[1] switches
+ * from the waker, with a context cloned after the sleep began, to the
+ * sleeper.
+ */
+#define ROUNDS		12
+#define SLEEP_MS	40
+#define MIN_SHARE	0.9
+
+static struct {
+	int cpu[2];
+	int wake[2], done[2], ready[2], go[2];
+	pid_t sleeper;
+	uint64_t t0, t1, cpu0, cpu1;
+	int err;
+} yc;
+
+static void *sleeper(void *arg)
+{
+	char c = 's';
+
+	yc.sleeper = bs_gettid();
+	if (bs_pin_self(yc.cpu[0]))
+		yc.err = -1;
+	if (write(yc.ready[1], &c, 1) != 1)
+		yc.err = -1;
+	yc.cpu0 = thread_cpu_ns();
+	yc.t0 = bs_now_ns();
+	if (read(yc.wake[0], &c, 1) != 1)
+		yc.err = -1;
+	yc.t1 = bs_now_ns();
+	yc.cpu1 = thread_cpu_ns();
+	if (write(yc.done[1], &c, 1) != 1)
+		yc.err = -1;
+	return arg;
+}
+
+static void *young(void *arg)
+{
+	return arg;
+}
+
+static void *waker(void *arg)
+{
+	cpu_set_t one;
+	pthread_t t;
+	char c = 'w';
+
+	if (bs_pin_self(yc.cpu[1]) || read(yc.go[0], &c, 1) != 1) {
+		yc.err = -1;
+		return arg;
+	}
+	/* a context cloned now, taken over at the switch to the thread */
+	if (pthread_create(&t, NULL, young, NULL) || pthread_join(t, NULL))
+		yc.err = -1;
+	CPU_ZERO(&one);
+	CPU_SET(yc.cpu[1], &one);
+	if (sched_setaffinity(yc.sleeper, sizeof(one), &one))
+		yc.err = -1;
+	bs_spin_ns(SLEEP_MS * BS_NSEC_PER_MSEC);
+	if (write(yc.wake[1], &c, 1) != 1 || read(yc.done[0], &c, 1) != 1)
+		yc.err = -1;
+	return arg;
+}
+
+TEST_F_TIMEOUT(clone_swap, wake_on_younger_clone, 120)
+{
+	static struct bs_event ev[MAX_CPUS];
+	struct bs_samples all = { 0 };
+	struct perf_event_attr attr;
+	uint64_t from[ROUNDS], to[ROUNDS], off[ROUNDS], pts, until;
+	pid_t tid[ROUNDS];
+	int nev = 0, i, r;
+	cpu_set_t cpus;
+	pthread_t ts, tw;
+	char c, buf[512];
+
+	BS_REQUIRE_FEATURE();
+	BS_RAISE_SAMPLE_RATE(100000);
+	memset(&yc, 0, sizeof(yc));
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(cpus), &cpus));
+	if (CPU_COUNT(&cpus) < 2)
+		SKIP(return, "needs 2 CPUs, has %d", CPU_COUNT(&cpus));
+	yc.cpu[1] = bs_pick_cpu();
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &cpus) && i != yc.cpu[1])
+			break;
+	yc.cpu[0] = i;
+	/* this thread stays off the waker's CPU */
+	ASSERT_EQ(0, bs_pin_self(yc.cpu[0]));
+	ASSERT_EQ(0, pipe(yc.wake));
+	ASSERT_EQ(0, pipe(yc.done));
+	ASSERT_EQ(0, pipe(yc.ready));
+	ASSERT_EQ(0, pipe(yc.go));
+
+	bs_make_attr(&attr, BS_DEFAULT_PERIOD_NS, true);
+	bs_attr_monotonic(&attr);
+	attr.inherit = 1;
+	BS_OPEN_PER_CPU(ev, MAX_CPUS, &attr, &cpus, nev);
+
+	for (r = 0; r < ROUNDS; r++) {
+		ASSERT_EQ(0, pthread_create(&tw, NULL, waker, NULL));
+		ASSERT_EQ(0, pthread_create(&ts, NULL, sleeper, NULL));
+		ASSERT_EQ(1, read(yc.ready[0], &c, 1));
+		/* switched out before the young thread's context is cloned */
+		until = bs_now_ns() + 5000 * BS_NSEC_PER_MSEC;
+		while (bs_task_state(yc.sleeper) != 'S' && bs_now_ns() < until)
+			bs_sleep_ns(BS_NSEC_PER_MSEC);
+		ASSERT_EQ('S', bs_task_state(yc.sleeper));
+		ASSERT_EQ(1, write(yc.go[1], &c, 1));
+		pthread_join(tw, NULL);
+		pthread_join(ts, NULL);
+		ASSERT_EQ(0, yc.err);
+		tid[r] = yc.sleeper;
+		from[r] = yc.t0;
+		to[r] = yc.t1;
+		off[r] = yc.t1 - yc.t0 - (yc.cpu1 - yc.cpu0);
+	}
+
+	BS_DRAIN_ALL(ev, nev, &all);
+	if (all.nr_throttle)
+		SKIP(return, "throttled %llu times: points dropped",
+		     (unsigned long long)all.nr_throttle);
+	/*
+	 * Each sleep's points, written at the sleeper's switch-in on the
+	 * waker's CPU (before its second clock read): MIN_SHARE of its
+	 * off-CPU time, less 2 for the grid's phase, and not more than it.
+	 */
+	for (r = 0; r < ROUNDS; r++) {
+		pts = bs_sum_blocked_between(&all, tid[r], from[r], to[r]);
+		TH_LOG("round %d: sleeper %d off CPU %.1f ms, blocked points %llu; %s",
+		       r, tid[r], bs_ms(off[r]), (unsigned long long)pts,
+		       bs_summary(&all, tid[r], buf, sizeof(buf)));
+		BS_EXPECT_BETWEEN("a sleep woken on another CPU",
+				  off[r] * MIN_SHARE / BS_DEFAULT_PERIOD_NS - 2, pts,
+				  off[r] * 1.03 / BS_DEFAULT_PERIOD_NS + 2);
+	}
+	bs_samples_free(&all);
+	for (i = 0; i < nev; i++)
+		bs_event_close(&ev[i]);
+	for (i = 0; i < 2; i++) {
+		close(yc.wake[i]);
+		close(yc.done[i]);
+		close(yc.ready[i]);
+		close(yc.go[i]);
+	}
 }
 
 TEST_HARNESS_MAIN
