@@ -10,7 +10,8 @@
 #              runtime's own start-up time (debug info, perf setup)
 #   sampling = sample - plain - startup
 #   delays   = full - sample            (inserted virtual-speedup pauses)
-# all as % of the plain time.
+# all as % of the plain time, from the median of each repetition's ratio
+# to its own plain run (the three runs of a repetition are back to back).
 #
 # usage: tools/bcoz/bench/overhead.sh [-r REPEATS] [-s SCALE]
 #   SCALE multiplies the work of each example (default 1).
@@ -85,13 +86,22 @@ for ex in "${examples[@]}"; do
 	s=$(printf "%s\n" "${S[@]}" | median)
 	f=$(printf "%s\n" "${F[@]}" | median)
 	u=$(printf "%s\n" "${U[@]}" | median)
-	read -r st sa de to < <(awk -v p="$p" -v s="$s" -v f="$f" -v u="$u" -v l="$L" 'BEGIN {
-		st = (u / 1e9 + l) / p * 100; sa = (s - p) / p * 100 - st; de = (f - s) / p * 100
-		printf "%.1f %.1f %.1f %.1f\n", st, sa, de, (f - p) / p * 100 }')
+	# each rep's runs are back to back: the ratios to its own plain run
+	# cancel the machine's drift, which the three medians do not
+	rs=$(for ((i = 0; i < reps; i++)); do
+		awk -v p="${P[i]}" -v s="${S[i]}" 'BEGIN { printf "%.6f\n", s / p }'
+	done | median)
+	rf=$(for ((i = 0; i < reps; i++)); do
+		awk -v p="${P[i]}" -v f="${F[i]}" 'BEGIN { printf "%.6f\n", f / p }'
+	done | median)
+	read -r st sa de to < <(awk -v p="$p" -v rs="$rs" -v rf="$rf" -v u="$u" -v l="$L" 'BEGIN {
+		st = (u / 1e9 + l) / p * 100; sa = (rs - 1) * 100 - st; de = (rf - rs) * 100
+		printf "%.1f %.1f %.1f %.1f\n", st, sa, de, (rf - 1) * 100 }')
 	printf "%-9s %8.3f %8.3f %8.3f | %8s %8s %8s %8s\n" "$name" "$p" "$s" "$f" "$st" "$sa" \
 		"$de" "$to"
 	sum=$(awk -v a="$sum" -v b="$to" 'BEGIN { print a + b }')
 	cnt=$((cnt + 1))
 done
 awk -v a="$sum" -v n="$cnt" 'BEGIN { printf "average end-to-end overhead: %.1f%%\n", a / n }'
-echo "(medians of $reps runs; on a loaded machine expect a few points of noise)"
+echo "(times: medians of $reps runs; percentages: medians of each run's ratio to the plain run"
+echo " just before it; on a loaded machine expect a few points of noise)"
