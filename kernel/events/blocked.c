@@ -824,7 +824,7 @@ bool __perf_blocked_ctx_swap(struct perf_event_context *ctx,
 {
 	struct perf_event *a, *b;
 	struct hw_perf_event *ha, *hb;
-	u64 now, out, stop, left, due, on;
+	u64 now, out, stop;
 	int cpu = smp_processor_id();
 	bool here;
 
@@ -848,22 +848,17 @@ bool __perf_blocked_ctx_swap(struct perf_event_context *ctx,
 		here = a->state == PERF_EVENT_STATE_ACTIVE && a->oncpu == cpu;
 		out = hb->blocked_out;
 		stop = hb->blocked_stop;
-		left = hb->blocked_off_left;
-		due = hb->blocked_due;
-		on = hb->blocked_on;
 
 		/* Running here: as pmu::del() at @prev's switch-out leaves it */
 		hb->blocked_out = here ? prev->blocked_out_ts : ha->blocked_out;
 		hb->blocked_stop = here ? now : ha->blocked_stop;
-		hb->blocked_off_left = ha->blocked_off_left;
-		hb->blocked_due = ha->blocked_due;
-		hb->blocked_on = ha->blocked_on;
-
 		ha->blocked_out = out;
 		ha->blocked_stop = stop;
-		ha->blocked_off_left = left;
-		ha->blocked_due = due;
-		ha->blocked_on = on;
+
+		swap(ha->blocked_off_left, hb->blocked_off_left);
+		swap(ha->blocked_due, hb->blocked_due);
+		swap(ha->blocked_on, hb->blocked_on);
+
 		if (here && perf_blocked_count(a, next, now))
 			perf_blocked_queue(a);
 	}
