@@ -382,6 +382,7 @@ int pthread_barrier_wait(pthread_barrier_t *b)
 	bcoz_pre_block();
 	r = REAL(pthread_barrier_wait)(b);
 	bcoz_post_block(1);
+	bcoz_barrier_passed(r == PTHREAD_BARRIER_SERIAL_THREAD);
 	return r;
 }
 

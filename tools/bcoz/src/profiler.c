@@ -133,6 +133,40 @@ uint64_t bcoz_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/*
+ * A cheaper clock for marks taken on hot paths (a hand-off: every unlock,
+ * signal and post): the cycle counter where there is one (a few ns; a
+ * clock_gettime() there doubled the cost of an uncontended lock+unlock
+ * pair), converted to CLOCK_MONOTONIC when the mark is used, at the rate
+ * measured since start-up.
+ */
+static uint64_t start_stamp;
+
+static inline uint64_t bcoz_stamp(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#else
+	return bcoz_now();
+#endif
+}
+
+/* CLOCK_MONOTONIC of @mark, from a clock read @now and a stamp @snow taken
+ * together; 0 when unknown (no mark, or too early to know the rate) */
+static uint64_t stamp_time(uint64_t mark, uint64_t now, uint64_t snow)
+{
+	double rate = 1.0;
+
+	if (!mark || mark > snow)
+		return 0;
+#if defined(__x86_64__) || defined(__i386__)
+	if (snow == start_stamp || now - start_ns < 10000000ULL)
+		return 0;
+	rate = (double)(now - start_ns) / (double)(snow - start_stamp);
+#endif
+	return now - (uint64_t)((double)(snow - mark) * rate);
+}
+
 static uint64_t realtime_ns(void)
 {
 	struct timespec ts;
@@ -245,6 +279,7 @@ static int stack_holds(const uint64_t *stack, uint64_t n, int sel)
  */
 #define DELAY_BUCKET_NS		250000ULL
 #define DELAY_BUCKETS		8192		/* ~2 s of history */
+#define LATE_WINDOW_NS		10000000ULL	/* see settle_wait() */
 
 static struct {
 	uint64_t id;				/* absolute bucket number */
@@ -396,6 +431,20 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 	}
 	if (cls == BCOZ_ONCPU && t->owed) {
 		/*
+		 * Timed at the switch-in that wrote them, but due before the
+		 * switch-out: dated no later than the start of the wait the
+		 * thread was in, else its previous sample (both before the
+		 * points).  Dated at the switch-in, the delay fell inside the
+		 * wait of the thread that had woken this one, which was then
+		 * excused it (settle_wait()): in the paper's example with
+		 * thread 1 (I/O) critical, thread 1 was excused half the
+		 * delay of thread 2's loop, which read +4..+13 for no effect.
+		 */
+		uint64_t due = t->block_ts > t->oncpu_time ? t->block_ts : t->oncpu_time;
+
+		if (due && due < time)
+			time = due;
+		/*
 		 * Points that fell due after this thread's previous sample,
 		 * but whose timer interrupt came only after it had left the
 		 * CPU: they come with the stack it left with (the call into
@@ -446,8 +495,10 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 		hit = previous_line(t, &first);
 		atomic_fetch_add(&total_late_handoff, weight);
 	}
-	if (cls == BCOZ_ONCPU)
+	if (cls == BCOZ_ONCPU) {
 		t->last_line = late ? here : first;
+		t->oncpu_time = time;
+	}
 charge:
 	if (first >= 0) {
 		struct bcoz_line *l = linemap_line(first);
@@ -666,6 +717,8 @@ static void add_delays(struct bcoz_thread *t, int from_timer)
 		return;		/* ahead (now published), or too little owed */
 	if (from_timer && ++t->ticks < bcoz_cfg.pause_ticks)
 		return;
+	if (t->just_woken)
+		return;		/* see bcoz_post_block() */
 	t->ticks = 0;
 	pause_ns(t, g - t->local_delay);
 }
@@ -774,6 +827,16 @@ void bcoz_pre_block(void)
 	 * clock read per wrapped call between experiments.
 	 */
 	t->block_ts = atomic_load(&exp_active) ? bcoz_now() : 0;
+	if (t->block_ts) {
+		uint64_t snow = bcoz_stamp();
+		uint64_t woke = stamp_time(t->woke_stamp, t->block_ts, snow);
+
+		t->block_stamp = snow;
+		t->late_from = t->block_ts > LATE_WINDOW_NS ? t->block_ts - LATE_WINDOW_NS : 0;
+		if (woke > t->late_from)
+			t->late_from = woke;
+		t->late_seen = delay_hist_sum(t->late_from, t->block_ts);
+	}
 	t->blocked = 1;
 }
 
@@ -784,15 +847,35 @@ static void settle_wait(struct bcoz_thread *t, uint64_t now)
 	uint64_t owed = t->block_global > t->local_delay ?
 			t->block_global - t->local_delay : 0;
 	int64_t during = delay_hist_sum(t->block_ts, now);
+	uint64_t stuck = 0;
 	int caught;
 
 	if (during < 0) {
 		t->local_delay += grown;	/* a long wait: COZ's rule */
 		return;
 	}
-	if (grown > (uint64_t)during)
-		owed += grown - during;
+	if (grown > (uint64_t)during) {
+		/*
+		 * Published while we waited, dated before.  A pause before
+		 * the wait could only have paid what is dated after our last
+		 * hand-off (an unlock, a signal, the last arrival at a
+		 * barrier; at most LATE_WINDOW_NS back): for what is dated
+		 * before it we would have paused before the hand-off, and the
+		 * thread woken there, and so this wake-up, would have come
+		 * that much later.  That part stays owed.
+		 */
+		uint64_t late = grown - during;
+		int64_t seen = delay_hist_sum(t->late_from, t->block_ts);
+		uint64_t ours = t->late_seen >= 0 && seen > t->late_seen ?
+				(uint64_t)(seen - t->late_seen) : 0;
+
+		if (ours > late)
+			ours = late;
+		stuck = late - ours;
+		owed += ours;
+	}
 	caught = delay_hist_caught_up(t->block_ts, now, owed);
+	g = g > stuck ? g - stuck : 0;
 	if (caught)
 		t->local_delay = g > t->local_delay ? g : t->local_delay;
 	else if (g > t->local_delay)
@@ -825,8 +908,28 @@ void bcoz_post_block(int skip)
 		settle_wait(t, bcoz_now());
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		t->in_use = 0;
+		/*
+		 * What is still owed is paid at the next drain, not now: a
+		 * thread just woken by another often shares the waker's CPU
+		 * for a while, and a pause slept right now ended 0.3-1 ms
+		 * late under QEMU TCG (later than the spin margin covers;
+		 * after a read, 0.1-0.3 ms), uncredited.  Before its next
+		 * hand-off or wait the thread drains and pays anyway.
+		 */
+		t->just_woken = 1;
 	}
 	bcoz_process(t);
+	t->just_woken = 0;
+}
+
+/* The last to arrive at a barrier (glibc's serial thread) woke the others
+ * as it arrived: a hand-off, for settle_wait(). */
+void bcoz_barrier_passed(int serial)
+{
+	struct bcoz_thread *t = self_thread;
+
+	if (t && serial && t->block_ts)
+		t->woke_stamp = t->block_stamp;
 }
 
 void bcoz_catch_up(void)
@@ -1074,6 +1177,8 @@ void bcoz_release(void)
 	if (!t)
 		return;
 	bcoz_process(t);
+	if (atomic_load(&exp_active))
+		t->woke_stamp = bcoz_stamp();	/* for settle_wait() */
 	if (t->last_hit && atomic_load(&exp_active) && release_due(t)) {
 		/* our SIGPROF handler defers while we change the counters */
 		t->in_use = 1;
@@ -1528,6 +1633,7 @@ __attribute__((constructor)) static void bcoz_init(void)
 	if (bcoz_cfg.disable)
 		return;
 	start_ns = bcoz_now();
+	start_stamp = bcoz_stamp();
 	bcoz_pid = (pid_t)syscall(SYS_getpid);
 	rng_state = realtime_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
 	interpose_resolve();

@@ -135,6 +135,12 @@ struct bcoz_thread {
 	uint64_t local_delay;
 	uint64_t block_global;
 	uint64_t block_ts;		/* CLOCK_MONOTONIC at pre_block */
+	uint64_t block_stamp;		/* bcoz_stamp() at pre_block */
+	uint64_t woke_stamp;		/* bcoz_stamp() at the last hand-off */
+	uint64_t late_from;		/* settle_wait(): (late_from, block_ts] and */
+	int64_t late_seen;		/* the delay dated there at pre_block */
+	uint64_t oncpu_time;		/* the last on-CPU sample's time */
+	int just_woken;			/* in post_block after a wake-up: no pause */
 	int blocked;
 	volatile int in_use;
 	volatile int pending;
@@ -205,6 +211,7 @@ void bcoz_process(struct bcoz_thread *t);	/* drain + account + delays */
 void bcoz_pre_block(void);
 void bcoz_post_block(int skip);
 void bcoz_catch_up(void);
+void bcoz_barrier_passed(int serial);	/* after the real barrier wait */
 void bcoz_release(void);	/* catch up before a hand-off (unlock, signal, post) */
 uint64_t bcoz_current_local(void);
 void bcoz_shutdown(void);
