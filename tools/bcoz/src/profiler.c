@@ -294,6 +294,11 @@ static void delay_hist_add(uint64_t time, uint64_t delay)
 
 	while (atomic_flag_test_and_set_explicit(&delay_hist_lock, memory_order_acquire))
 		;
+	if (delay_hist[i].id > k) {
+		/* older than the history (a back-dated owed point) */
+		atomic_flag_clear_explicit(&delay_hist_lock, memory_order_release);
+		return;
+	}
 	if (delay_hist[i].id != k) {
 		delay_hist[i].id = k;
 		delay_hist[i].delay = 0;
@@ -828,6 +833,10 @@ void bcoz_pre_block(void)
 	 */
 	t->block_ts = atomic_load(&exp_active) ? bcoz_now() : 0;
 	if (t->block_ts) {
+		/* our SIGPROF handler must not drain (and take the history's
+		 * lock) while delay_hist_sum() holds it: it defers */
+		t->in_use = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		uint64_t snow = bcoz_stamp();
 		uint64_t woke = stamp_time(t->woke_stamp, t->block_ts, snow);
 
@@ -836,6 +845,8 @@ void bcoz_pre_block(void)
 		if (woke > t->late_from)
 			t->late_from = woke;
 		t->late_seen = delay_hist_sum(t->late_from, t->block_ts);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->in_use = 0;
 	}
 	t->blocked = 1;
 }
