@@ -731,6 +731,26 @@ static void add_delays(struct bcoz_thread *t, int from_timer)
 static void process(struct bcoz_thread *t, int from_timer);
 
 /*
+ * Keep our own SIGPROF handler from draining while the thread changes what
+ * a drain reads or takes a lock a drain takes (the delay history's): the
+ * handler sees in_use, marks the drain pending and returns, and the next
+ * process() call does it.  The fences keep the compiler from moving the
+ * guarded accesses out of the pair; only the thread's own handler reads
+ * in_use, so no CPU barrier is needed.
+ */
+static inline void handler_hold(struct bcoz_thread *t)
+{
+	t->in_use = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void handler_allow(struct bcoz_thread *t)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_use = 0;
+}
+
+/*
  * Whether a wrapper's call to process() has anything to do: samples in the
  * ring, a deferred drain, or a delay to publish or pay.  Most wrapped calls
  * (every uncontended lock, every write) find nothing, and then cost two
@@ -768,8 +788,7 @@ static void process(struct bcoz_thread *t, int from_timer)
 		t->pending = 1;
 		return;
 	}
-	t->in_use = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	handler_hold(t);
 	/* timed only for BCOZ_STATS: two clock reads per drain otherwise */
 	t0 = bcoz_cfg.stats ? bcoz_now() : 0;
 	p0 = t->paused_ns;
@@ -787,8 +806,7 @@ static void process(struct bcoz_thread *t, int from_timer)
 		own = own > t->paused_ns - p0 ? own - (t->paused_ns - p0) : 0;
 		atomic_fetch_add(&total_process_ns, own);
 	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->in_use = 0;
+	handler_allow(t);
 	errno = saved;
 }
 
@@ -833,20 +851,18 @@ void bcoz_pre_block(void)
 	 */
 	t->block_ts = atomic_load(&exp_active) ? bcoz_now() : 0;
 	if (t->block_ts) {
-		/* our SIGPROF handler must not drain (and take the history's
-		 * lock) while delay_hist_sum() holds it: it defers */
-		t->in_use = 1;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		uint64_t snow = bcoz_stamp();
 		uint64_t woke = stamp_time(t->woke_stamp, t->block_ts, snow);
 
+		/* our SIGPROF handler must not drain (and take the history's
+		 * lock) while delay_hist_sum() holds it: it defers */
+		handler_hold(t);
 		t->block_stamp = snow;
 		t->late_from = t->block_ts > LATE_WINDOW_NS ? t->block_ts - LATE_WINDOW_NS : 0;
 		if (woke > t->late_from)
 			t->late_from = woke;
 		t->late_seen = delay_hist_sum(t->late_from, t->block_ts);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		t->in_use = 0;
+		handler_allow(t);
 	}
 	t->blocked = 1;
 }
@@ -914,11 +930,9 @@ void bcoz_post_block(int skip)
 	if (skip && atomic_load(&exp_active)) {
 		/* our SIGPROF handler must not drain (and take the history's
 		 * lock) while we hold it: it defers to the drain below */
-		t->in_use = 1;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		handler_hold(t);
 		settle_wait(t, bcoz_now());
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		t->in_use = 0;
+		handler_allow(t);
 		/*
 		 * What is still owed is paid at the next drain, not now: a
 		 * thread just woken by another often shares the waker's CPU
@@ -1192,11 +1206,9 @@ void bcoz_release(void)
 		t->woke_stamp = bcoz_stamp();	/* for settle_wait() */
 	if (t->last_hit && atomic_load(&exp_active) && release_due(t)) {
 		/* our SIGPROF handler defers while we change the counters */
-		t->in_use = 1;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		handler_hold(t);
 		credit_unsampled(t, bcoz_cfg.timer_ns + BCOZ_PERIOD_NS);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		t->in_use = 0;
+		handler_allow(t);
 		bcoz_process(t);
 	}
 }
