@@ -254,7 +254,8 @@ def actual_runs(name, iters, levels, args=None, secs=1.0, view=rounds_per_s):
     unchanged).  Runs at every level alternate, SECS each, so that load
     drift hits all of them; rounds of them are added, at least
     ACTUAL_MIN_REPS, until the bootstrap standard error of every speedup
-    (precision.actual_estimate) is at most SE_TARGET points or
+    (precision.actual_estimate; capped when VIEW counted something other
+    than rounds per second) is at most SE_TARGET points or
     ACTUAL_MAX_REPS rounds were made, and past that up to ACTUAL_MORE_REPS
     while it is above SE_GATE (actual_precise()): on a shared host whose
     speed swings by 20 % within seconds, a fixed five rounds read lock L at
@@ -272,7 +273,8 @@ def actual_runs(name, iters, levels, args=None, secs=1.0, view=rounds_per_s):
         if n < ACTUAL_MIN_REPS:
             continue
         vals, what = view(rps, outs)
-        ase = max(precision.actual_estimate(vals[0], vals[s])[1] for s in levels)
+        ase = max(precision.actual_estimate(vals[0], vals[s], vals is not rps)[1]
+                  for s in levels)
         if (ase <= SE_TARGET or n >= ACTUAL_MORE_REPS or
                 (n >= ACTUAL_MAX_REPS and ase <= SE_GATE)):
             return vals, rps, what

@@ -29,7 +29,8 @@ median of the paired runs, whichever is more precise
 item-time of the stage left unchanged, when that stage is busy (busy_stage):
 its own time per item tracks the machine's speed, which a shared host moves
 by a quarter within seconds, and takes out what the changed stage does to
-the other's CPU.  Everything is sized by time or outcome.
+the other's CPU; such counts, shares capped at 1, are estimated paired
+(precision.actual_estimate).  Everything is sized by time or outcome.
 
 usage: truth.py [--level N] [--experiments N] [--profiled] [CASE-SUBSTRING...]
 Prints one row per case: program, line, level, predicted, actual, the
@@ -146,14 +147,16 @@ def find(name, marker):
 def actual_speedup(exe, calib, level, args, view=None):
     """The actual speedup at LEVEL as run_tests.actual_speedups measures it
     (alternating 1 s runs, rounds added until precise; the best-of or the
-    paired estimate, whichever has the smaller bootstrap error), in VIEW's
+    paired estimate, whichever has the smaller bootstrap error, paired when
+    VIEW counted a busy stage's time), in VIEW's
     values (default rounds per second): {actual, other (the other
     estimate, as a check), actual_se, rounds, how (which estimate; in what,
     and the rounds-per-second actual, when VIEW counted something else)}."""
     vals, rps, what = R.actual_runs(exe, calib, (level,), args,
                                     view=view or R.rounds_per_s)
     base, changed = vals[0], vals[level]
-    act, se, how = P.actual_estimate(base, changed)
+    # a busy stage's count is a share capped at 1: paired (actual_estimate)
+    act, se, how = P.actual_estimate(base, changed, capped=vals is not rps)
     other = (P.paired_speedup(base, changed) if how == "best-of" else
              P.best_of_speedup(base, changed))
     if vals is not rps:

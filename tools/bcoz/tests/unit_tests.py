@@ -7,6 +7,7 @@ import io
 import math
 import os
 import random
+import statistics
 import sys
 import tempfile
 
@@ -370,8 +371,20 @@ def test_actual_estimate():
     assert how == "paired" and abs(v - 20) < 1.5 and abs(best - 20) > 1.5, (v, se, how, best)
     # the estimates disagree: the error says so, whichever is taken
     assert se >= abs(best - v) / 2, (v, se, best)
+    # busy shares (capped at 1): the stage waits 2-8 % of the time at base
+    # and 0-1 % changed, truth about +5 %; the base run that waited least
+    # makes a best-of read only that run's wait, the pairs read the truth
+    base = [1 - rnd.uniform(0.02, 0.08) for _ in range(10)]
+    changed = [1 - rnd.uniform(0.0, 0.01) for _ in range(10)]
+    truth = statistics.median((1 - b / c) * 100 for b, c in zip(base, changed))
+    cv, cse, chow = precision.actual_estimate(base, changed, capped=True)
+    cbest = precision.best_of_speedup(base, changed)
+    assert chow == "paired" and near(cv, truth, 1e-9) and cv > 3 and cbest < cv - 2, \
+        (cv, chow, cbest)
+    assert near(cse, precision.paired_error(base, changed), 1e-9), (cse,)
     return ("best-of %+.1f under one-sided load; paired %+.1f (best-of %+.1f, error %.1f) "
-            "under drift" % (20.0, v, best, se))
+            "under drift; capped shares paired %+.1f (best-of %+.1f)"
+            % (20.0, v, best, se, cv, cbest))
 
 
 def test_min_runs():
