@@ -854,9 +854,7 @@ void bcoz_pre_block(void)
 		uint64_t snow = bcoz_stamp();
 		uint64_t woke = stamp_time(t->woke_stamp, t->block_ts, snow);
 
-		/* our SIGPROF handler must not drain (and take the history's
-		 * lock) while delay_hist_sum() holds it: it defers */
-		handler_hold(t);
+		handler_hold(t);	/* delay_hist_sum() takes the history's lock */
 		t->block_stamp = snow;
 		t->late_from = t->block_ts > LATE_WINDOW_NS ? t->block_ts - LATE_WINDOW_NS : 0;
 		if (woke > t->late_from)
@@ -928,9 +926,7 @@ void bcoz_post_block(int skip)
 	 * as sped up ourselves.
 	 */
 	if (skip && atomic_load(&exp_active)) {
-		/* our SIGPROF handler must not drain (and take the history's
-		 * lock) while we hold it: it defers to the drain below */
-		handler_hold(t);
+		handler_hold(t);	/* settle_wait() takes the history's lock */
 		settle_wait(t, bcoz_now());
 		handler_allow(t);
 		/*
@@ -1202,11 +1198,11 @@ void bcoz_release(void)
 	if (!t)
 		return;
 	bcoz_process(t);
-	if (atomic_load(&exp_active))
-		t->woke_stamp = bcoz_stamp();	/* for settle_wait() */
-	if (t->last_hit && atomic_load(&exp_active) && release_due(t)) {
-		/* our SIGPROF handler defers while we change the counters */
-		handler_hold(t);
+	if (!atomic_load(&exp_active))
+		return;
+	t->woke_stamp = bcoz_stamp();	/* for settle_wait() */
+	if (t->last_hit && release_due(t)) {
+		handler_hold(t);	/* while we change the counters */
 		credit_unsampled(t, bcoz_cfg.timer_ns + BCOZ_PERIOD_NS);
 		handler_allow(t);
 		bcoz_process(t);
