@@ -26,8 +26,10 @@ the host's tables of 2026-11-28 missed one or two rows each, different
 ones each time (reader R, forkjoin MERGE, lock O); at 1.5 the same host's
 table had every row outside the balanced shape within 2.8 points (588 s
 against 435), and the guest's showed which of its errors are not noise
-(Documentation/bcoz/bcoz.rst, "Prediction against actual speedup").  The actual speedup comes from unprofiled runs, made right after,
-in which the line's loop really is LEVEL % shorter (the program's percent
+(Documentation/bcoz/bcoz.rst, "Prediction against actual speedup").
+
+The actual speedup comes from unprofiled runs, made right after, in which
+the line's loop really is LEVEL % shorter (the program's percent
 argument, the profiled run's calibration): runs with and without the
 change alternate, 1 s each, in rounds added (8 to 16) until the
 estimate's bootstrap standard error is at most BCOZ_TEST_SE
