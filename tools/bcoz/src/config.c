@@ -121,6 +121,7 @@ static const struct setting settings[] = {
 	    "microseconds 0-100000 (default 300)"),
 	SET(EXP_MS, NULL, NUM, min_exp_ns, 20, 10000, 1000000,
 	    "milliseconds 20-10000 (default 100)"),
+	SET(WARMUP_PCT, NULL, NUM, warmup_pct, 0, 90, 1, "a percentage 0-90 (default 30)"),
 	SET(CREDIT_MEASURED, NULL, FLAG, credit_measured, 0, 1, 1, "0 or 1"),
 	SET(NO_OWN_CREDIT, NULL, FLAG, no_own_credit, 0, 1, 1, "0 or 1"),
 	SET(NO_RUNQ, NULL, FLAG, no_runq, 0, 1, 1, "0 or 1"),
@@ -315,6 +316,7 @@ static void set_defaults(void)
 	c->timer_ns = BCOZ_TIMER_NS;
 	c->pause_ticks = BCOZ_PAUSE_TICKS;
 	c->min_exp_ns = BCOZ_MIN_EXP_NS;
+	c->warmup_pct = BCOZ_WARMUP_PCT;
 	c->min_pause_ns = 20000;
 	c->pause_spin_max_ns = 300000;
 }

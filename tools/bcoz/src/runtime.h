@@ -37,6 +37,7 @@
 #define BCOZ_MIN_EXP_NS		100000000ULL	/* minimum experiment length (BCOZ_EXP_MS) */
 #define BCOZ_MAX_EXP_NS		8000000000ULL	/* cap on the adaptive length */
 #define BCOZ_COOLOFF_NS		10000000ULL
+#define BCOZ_WARMUP_PCT		30		/* unmeasured start of an experiment, % of its length */
 #define BCOZ_MIN_DELTA		10		/* visits wanted per experiment */
 
 /* header.misc subclass bits (blocked-samples ABI) */
@@ -85,6 +86,7 @@ struct bcoz_config {
 	uint64_t min_pause_ns;		/* BCOZ_MIN_PAUSE_US */
 	uint64_t min_exp_ns;		/* BCOZ_EXP_MS: experiments last at least this */
 	uint64_t pause_spin_max_ns;	/* BCOZ_PAUSE_SPIN_MAX_US */
+	uint64_t warmup_pct;		/* BCOZ_WARMUP_PCT: unmeasured start, % of the length */
 	int credit_measured;		/* BCOZ_CREDIT_MEASURED */
 	int no_own_credit;		/* BCOZ_NO_OWN_CREDIT */
 	int no_runq;			/* BCOZ_NO_RUNQ */
