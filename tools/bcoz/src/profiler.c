@@ -1497,6 +1497,7 @@ static void diagnose(void)
 	int n = atomic_load(&npoints);
 	uint64_t total = 0;
 	unsigned long long min_ms = bcoz_cfg.min_exp_ns / 1000000;
+	unsigned long long warm_ms = min_ms * bcoz_cfg.warmup_pct / 100;
 
 	if (bcoz_cfg.end_to_end)
 		return;
@@ -1529,11 +1530,12 @@ static void diagnose(void)
 		if (atomic_load(&next_line) < 0 && fixed_line < 0 && !bcoz_cfg.scope &&
 		    !atomic_load(&total_samples))
 			bcoz_msg("error: no samples were taken in scope, so no experiment ran; "
-				 "the run may be too short (needs > %llu ms)\n", min_ms);
+				 "the run may be too short (needs > %llu ms)\n", min_ms + warm_ms);
 		else
 			bcoz_msg("warning: the run ended before the first experiment completed "
 				 "(progress point '%s' reached %llu times); run longer (experiments "
-				 "last >= %llu ms)\n", points[0].name, (unsigned long long)total, min_ms);
+				 "last >= %llu ms, measured after a %llu ms warm-up)\n", points[0].name,
+				 (unsigned long long)total, min_ms, warm_ms);
 	}
 }
 

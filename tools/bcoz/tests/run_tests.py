@@ -849,7 +849,7 @@ def t_experiments_option():
     """--experiments N: exactly N experiments, then SIGTERM; a program that
     does not handle it still leaves a complete profile; a bad N is refused.
     The first experiment lasts the minimum length: 0.1 s, or BCOZ_EXP_MS,
-    and a run shorter than it is told so with that length."""
+    after its warm-up, and a run shorter than it is told so with both."""
     p = prof("nexp.coz")
     line = marker_line("toy.c", "LOOP_B")
     rc, out, err, dt = run(["-o", p, "--fixed-line", line, "--speedups", "0,50"],
@@ -883,7 +883,7 @@ def t_experiments_option():
     rc, out, err, _ = run(["-o", prof("short.coz")], [prog("toy"), "1"],
                           env={"BCOZ_EXP_MS": "10000"})
     assert rc == 0 and "before the first experiment completed" in err and \
-        "experiments last >= 10000 ms" in err, (rc, err)
+        "experiments last >= 10000 ms, measured after a 3000 ms warm-up" in err, (rc, err)
     # a program that ends first: the profile holds what was done, and a warning says so
     rounds = max(10, int(1.2 * timed_rounds(["toy", "0"], 1.0)))
     rc, out, err, dt = run(["-o", prof("nexp3.coz")], [prog("toy"), str(rounds), "0"],
