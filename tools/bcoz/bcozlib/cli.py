@@ -173,9 +173,8 @@ def cmd_plot(args):
         raise profile.ProfileError(
             "%s holds no experiments (%d run(s) recorded). Usual causes: no "
             "progress point was reached, or the runs were shorter than one "
-            "experiment (0.13 s: 0.1 s, or BCOZ_EXP_MS, after a 30 %% warm-up); "
-            "see the messages printed by "
-            "`bcoz run`" % (inp, runs))
+            "experiment (0.1 s, or BCOZ_EXP_MS, after a warm-up of BCOZ_WARMUP_PCT "
+            "of that); see the messages printed by `bcoz run`" % (inp, runs))
     results = analysis.analyse(exps)
     if o.text:
         report.text_report(results, samples, runs, len(exps), sys.stdout)

@@ -137,9 +137,10 @@ def pipeline_cases():
                        marker, pipeline(mode, line, kind), view)
     # The balanced pipeline with one stage 10 % faster, so that its queue
     # stays full (the reader ahead) or empty (the worker ahead): halving
-    # the slower stage then gains about 11 %, and an experiment that
-    # starts from the other setting's queue (measured from its start, the
-    # worker read +21..+24) is caught.
+    # the slower stage then gains about 11 %.  fullq catches an experiment
+    # measured from its start, on the queue the previous setting filled
+    # (the worker read +21..+25); emptyq is the mirror case, which read
+    # the same with or without the warm-up.
     yield ("pipeline-fullq", "pipeline", "unit_iterations", "pipeline.c", "LOOP_W",
            pipeline("balanced", "W", base=(90, 100)), busy_stage("r_ms", "reader"))
     yield ("pipeline-emptyq", "pipeline", "unit_iterations", "pipeline.c", "LOOP_R",
