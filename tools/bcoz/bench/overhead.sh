@@ -1,107 +1,177 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # End-to-end overhead of `bcoz run` against the plain program (a benchmark,
-# not a test).  For each example it measures the median wall time of
+# not a test).  Each example runs, back to back, in each repetition:
 #   plain    the program alone
-#   sample   bcoz run --fixed-speedup 0   (startup + sampling, no delays)
+#   sample   bcoz run --fixed-speedup 0   (sampling, no delays)
 #   full     bcoz run                     (default: random lines and speedups)
-# and splits the overhead of "full" into
-#   startup  = the launcher (python, measured as `bcoz run --help`) plus the
-#              runtime's own start-up time (debug info, perf setup)
-#   sampling = sample - plain - startup
-#   delays   = full - sample            (inserted virtual-speedup pauses)
-# all as % of the plain time, from the median of each repetition's ratio
-# to its own plain run (the three runs of a repetition are back to back).
+#   perf     bperf record -g -e task-clock -c 1000000, for reference (the
+#            same event and period; blocked samples where the kernel has them)
+# Each is timed twice: from outside (the whole command) and by the program
+# itself (its main phase, which it prints: wall_ms=, or "rounds in S s").
+# The columns, each the median over the repetitions of a ratio to that
+# repetition's own plain run:
+#   total     the whole `bcoz run` command, as % of the plain command
+#   startup   what bcoz adds outside the program's main phase, as % of the
+#             plain command: the launcher (python), the runtime's set-up
+#             (debug info, perf), the program's own set-up sampled, and the
+#             exit (the profile)
+#   steady    the program's main phase under `bcoz run`, as % of its plain
+#             main phase: sampling + delays
+#   sampling  the same under --fixed-speedup 0
+#   delays    steady - sampling         (inserted virtual-speedup pauses)
+#   perf      the main phase under bperf record: the kernel's sampling
+#             without bcoz (perf writes the data on another CPU)
 #
-# usage: tools/bcoz/bench/overhead.sh [-r REPEATS] [-s SCALE]
-#   SCALE multiplies the work of each example (default 1).
-# Needs: make -C tools/bcoz vm-programs
+# usage: tools/bcoz/bench/overhead.sh [-r REPEATS] [-t SECONDS | -s SCALE] [EXAMPLE...]
+#   EXAMPLE  toy, lock, latency, motiv-1 or motiv-2 (default: all five)
+#   -r  repetitions (default 5)
+#   -t  size each example's work so that it runs about SECONDS alone
+#       (default 3; from calibration runs), so that a slow machine or a VM
+#       measures runs as long as a fast one's
+#   -s  instead multiply each example's default work by SCALE
+# Needs: make -C tools/bcoz vm-programs.  The perf column needs bperf
+# (build/bperf/bperf, or BPERF=/path/to/perf) and is "-" without it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${BCOZ_BUILD:-$here/../../../build/bcoz}
 build=$(cd "$build" && pwd)
 bcoz=$build/bcoz
-reps=5 scale=1
-while getopts r:s:h o; do
+reps=5 scale=1 target=3 fixed=
+while getopts r:s:t:h o; do
 	case $o in
 	r) reps=$OPTARG ;;
-	s) scale=$OPTARG ;;
+	s) scale=$OPTARG fixed=1 ;;
+	t) target=$OPTARG ;;
 	*) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	esac
 done
+shift $((OPTIND - 1))
+names=(toy lock latency motiv-1 motiv-2)
+for a in "$@"; do
+	[[ " ${names[*]} " == *" $a "* ]] ||
+		{ echo "overhead.sh: no example '$a' (toy, lock, latency, motiv-1, motiv-2)" >&2; exit 2; }
+done
+[ $# -gt 0 ] && names=("$@")
 [ -x "$bcoz" ] && [ -x "$build/tests/vm/motiv" ] ||
 	{ echo "overhead.sh: build first: make -C tools/bcoz vm-programs" >&2; exit 1; }
+perf=${BPERF:-$build/../bperf/bperf}
+[ -x "$perf" ] || perf=
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n() { awk -v a="$1" -v s="$scale" 'BEGIN { printf "%d", a * s }'; }
+n() { awk -v a="$1" -v s="$2" 'BEGIN { n = int(a * s); print (n > 0 ? n : 1) }'; }
 
-# name | command (fixed amount of work)
-examples=(
-	"toy|$build/tests/toy $(n 1500) 2000000"
-	"lock|$build/tests/lock $(n 1500) 1000000"
-	"latency|$build/tests/latency $(n 4000)"
-	"motiv-1|$build/tests/vm/motiv $tmp/disk.img 1 0 $(n 2000)"
-	"motiv-2|$build/tests/vm/motiv $tmp/disk.img 2 0 $(n 2000)"
-)
+# the command of example $1 at scale $2 (its work is proportional to it)
+example() {
+	case $1 in
+	toy) echo "$build/tests/toy $(n 1500 "$2") 2000000" ;;
+	lock) echo "$build/tests/lock $(n 1500 "$2") 1000000" ;;
+	latency) echo "$build/tests/latency $(n 4000 "$2")" ;;
+	motiv-1) echo "$build/tests/vm/motiv $tmp/disk.img 1 0 $(n 2000 "$2")" ;;
+	motiv-2) echo "$build/tests/vm/motiv $tmp/disk.img 2 0 $(n 2000 "$2")" ;;
+	esac
+}
 
 now() { date +%s.%N; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# wall time of one run; $1 = mode (plain|sample|full), rest = command
+# one run: prints "OUTSIDE_S INSIDE_S"; $1 = mode (plain|sample|full|perf)
 timed() {
 	local mode=$1 t0 t1
 	shift
-	rm -f "$tmp/p.coz" "$tmp/stats"
+	rm -f "$tmp/p.coz" "$tmp/out"
+	# the previous run's files are written back now, not during this run
+	# (motiv's O_DIRECT reads queued behind perf.data: plain runs 50 % slow)
+	sync
 	t0=$(now)
 	case $mode in
-	plain) "$@" >/dev/null 2>&1 ;;
-	sample) BCOZ_STATS=$tmp/stats "$bcoz" run -o "$tmp/p.coz" --fixed-speedup 0 --- "$@" \
-		>/dev/null 2>&1 ;;
-	full) BCOZ_STATS=$tmp/stats "$bcoz" run -o "$tmp/p.coz" --- "$@" >/dev/null 2>&1 ;;
+	plain) "$@" >"$tmp/out" 2>/dev/null ;;
+	sample) "$bcoz" run -o "$tmp/p.coz" --fixed-speedup 0 --- "$@" >"$tmp/out" 2>/dev/null ;;
+	full) "$bcoz" run -o "$tmp/p.coz" --- "$@" >"$tmp/out" 2>/dev/null ;;
+	# --no-bpf-event: else perf's side-band thread holds each exit up to 1 s
+	perf) "$perf" record -q --no-bpf-event -g -e task-clock -c 1000000 \
+		-o "$tmp/perf.data" -- "$@" >"$tmp/out" 2>/dev/null ;;
 	esac
 	t1=$(now)
-	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", b - a }'
+	awk -v a="$t0" -v b="$t1" '
+		match($0, /wall_ms=[0-9.]+/) { in_s = substr($0, RSTART + 8, RLENGTH - 8) / 1e3 }
+		match($0, /rounds in [0-9.]+ s/) { in_s = substr($0, RSTART + 10, RLENGTH - 12) }
+		END {
+			if (in_s == "") { print "no wall_ms= in the output" > "/dev/stderr"; exit 1 }
+			printf "%.4f %.4f\n", b - a, in_s
+		}' "$tmp/out"
 }
 
-# the launcher's own cost: start python, parse, exec
-L=$(for ((i = 0; i < 5; i++)); do
-	t0=$(now); "$bcoz" run --help >/dev/null 2>&1; t1=$(now)
-	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", b - a }'
-done | median)
-echo "launcher: ${L}s per run"
-printf "%-9s %8s %8s %8s | %8s %8s %8s %8s\n" example plain_s sample_s full_s \
-	startup% sampling% delays% total%
-sum=0 cnt=0
-for ex in "${examples[@]}"; do
-	name=${ex%%|*}
-	cmd=(${ex#*|})
-	declare -a P=() S=() F=() U=()
-	for ((i = 0; i < reps; i++)); do
-		P+=("$(timed plain "${cmd[@]}")")
-		S+=("$(timed sample "${cmd[@]}")")
-		U+=("$(sed -n 's/.*startup_ns=\([0-9]*\).*/\1/p' "$tmp/stats" | tail -1)")
-		F+=("$(timed full "${cmd[@]}")")
+# the scale at which example $1 runs about $target s: timed from a run of at
+# least half a second, starting at a tenth of the default work
+calibrate() {
+	local sc=0.1 c i
+	for ((i = 0; i < 5; i++)); do
+		read -r c _ < <(timed plain $(example "$1" "$sc"))
+		awk -v c="$c" 'BEGIN { exit !(c >= 0.5) }' && break
+		sc=$(awk -v s="$sc" -v c="$c" 'BEGIN { f = 0.7 / (c > 0.01 ? c : 0.01);
+			printf "%.4f", s * (f < 10 ? f : 10) }')
 	done
-	p=$(printf "%s\n" "${P[@]}" | median)
-	s=$(printf "%s\n" "${S[@]}" | median)
-	f=$(printf "%s\n" "${F[@]}" | median)
-	u=$(printf "%s\n" "${U[@]}" | median)
-	# each rep's runs are back to back: the ratios to its own plain run
-	# cancel the machine's drift, which the three medians do not
-	rs=$(for ((i = 0; i < reps; i++)); do
-		awk -v p="${P[i]}" -v s="${S[i]}" 'BEGIN { printf "%.6f\n", s / p }'
-	done | median)
-	rf=$(for ((i = 0; i < reps; i++)); do
-		awk -v p="${P[i]}" -v f="${F[i]}" 'BEGIN { printf "%.6f\n", f / p }'
-	done | median)
-	read -r st sa de to < <(awk -v p="$p" -v rs="$rs" -v rf="$rf" -v u="$u" -v l="$L" 'BEGIN {
-		st = (u / 1e9 + l) / p * 100; sa = (rs - 1) * 100 - st; de = (rf - rs) * 100
-		printf "%.1f %.1f %.1f %.1f\n", st, sa, de, (rf - 1) * 100 }')
-	printf "%-9s %8.3f %8.3f %8.3f | %8s %8s %8s %8s\n" "$name" "$p" "$s" "$f" "$st" "$sa" \
-		"$de" "$to"
+	awk -v s="$sc" -v t="$target" -v c="$c" 'BEGIN { printf "%.4f", s * t / c }'
+}
+
+# median over the repetitions of (A[i] / B[i] - 1) * 100
+pct() {
+	local -n a=$1 b=$2
+	for ((i = 0; i < reps; i++)); do
+		awk -v x="${a[i]}" -v y="${b[i]}" 'BEGIN { printf "%.6f\n", (x / y - 1) * 100 }'
+	done | median
+}
+
+# median of ((FO[i] - FI[i]) - (PO[i] - PI[i])) / PO[i] * 100: the time
+# outside the main phase that a run adds, as % of the plain command
+outside() {
+	local -n fo=$1 fi=$2 po=$3 pi=$4
+	for ((i = 0; i < reps; i++)); do
+		awk -v a="${fo[i]}" -v b="${fi[i]}" -v c="${po[i]}" -v d="${pi[i]}" \
+			'BEGIN { printf "%.6f\n", ((a - b) - (c - d)) / c * 100 }'
+	done | median
+}
+
+[ -n "$fixed" ] && echo "work: scale $scale" || echo "work: sized to about ${target}s per plain run"
+[ -n "$perf" ] && echo "perf: $perf" || echo "perf: no bperf (build/bperf/bperf or BPERF=...)"
+printf "%-9s %8s %8s | %8s | %8s %8s %8s %8s | %6s\n" example plain_s full_s total% \
+	startup% steady% sampling% delays% perf%
+sum=0 ssum=0 cnt=0
+for name in "${names[@]}"; do
+	sc=$scale
+	unset MOTIV_ITERS
+	if [[ $name == motiv-* ]]; then
+		# motiv sizes its loops to the I/O it measures at start: one
+		# plain run's sizes for every run, or each does different work
+		timed plain $(example "$name" 0.1) >/dev/null
+		MOTIV_ITERS=$(sed -n 's/.*light \([0-9]*\), heavy \([0-9]*\) iter.*/\1,\2/p' "$tmp/out")
+		[ -n "$MOTIV_ITERS" ] || { echo "overhead.sh: no loop sizes from motiv" >&2; exit 1; }
+		export MOTIV_ITERS
+	fi
+	[ -z "$fixed" ] && sc=$(calibrate "$name")
+	cmd=($(example "$name" "$sc"))
+	declare -a Po=() Pi=() Si=() Fo=() Fi=() Qi=()
+	for ((i = 0; i < reps; i++)); do
+		read -r o in < <(timed plain "${cmd[@]}"); Po+=("$o"); Pi+=("$in")
+		read -r o in < <(timed sample "${cmd[@]}"); Si+=("$in")
+		read -r o in < <(timed full "${cmd[@]}"); Fo+=("$o"); Fi+=("$in")
+		if [ -n "$perf" ]; then
+			read -r o in < <(timed perf "${cmd[@]}"); Qi+=("$in")
+		fi
+	done
+	to=$(pct Fo Po) st=$(pct Fi Pi) sa=$(pct Si Pi)
+	pr=-
+	[ -n "$perf" ] && pr=$(pct Qi Pi | awk '{ printf "%.1f", $1 }')
+	printf "%-9s %8.3f %8.3f | %8.1f | %8.1f %8.1f %8.1f %8.1f | %6s\n" "$name" \
+		"$(printf "%s\n" "${Po[@]}" | median)" "$(printf "%s\n" "${Fo[@]}" | median)" \
+		"$to" "$(outside Fo Fi Po Pi)" "$st" "$sa" \
+		"$(awk -v a="$st" -v b="$sa" 'BEGIN { print a - b }')" "$pr"
 	sum=$(awk -v a="$sum" -v b="$to" 'BEGIN { print a + b }')
+	ssum=$(awk -v a="$ssum" -v b="$st" 'BEGIN { print a + b }')
 	cnt=$((cnt + 1))
 done
-awk -v a="$sum" -v n="$cnt" 'BEGIN { printf "average end-to-end overhead: %.1f%%\n", a / n }'
-echo "(times: medians of $reps runs; percentages: medians of each run's ratio to the plain run"
-echo " just before it; on a loaded machine expect a few points of noise)"
+awk -v a="$sum" -v s="$ssum" -v n="$cnt" 'BEGIN {
+	printf "average overhead: end to end %.1f%%, steady state %.1f%%\n", a / n, s / n }'
+echo "(medians of $reps repetitions of each run's ratio to the plain run just before it;"
+echo " on a loaded machine expect a few points of noise)"

@@ -53,6 +53,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 2 ? argv[2] : "plain";
+	double t0 = wall_ms();
 	pthread_t t;
 
 	if (argc > 1)
@@ -79,6 +80,6 @@ int main(int argc, char **argv)
 		execl("/bin/true", "true", (char *)NULL);
 		return 3;
 	}
-	printf("latency: done\n");
+	printf("latency: done wall_ms=%.1f\n", wall_ms() - t0);
 	return 0;
 }
