@@ -33,6 +33,7 @@
 # Needs: make -C tools/bcoz vm-programs.  The perf column needs bperf
 # (build/bperf/bperf, or BPERF=/path/to/perf) and is "-" without it.
 set -euo pipefail
+shopt -s inherit_errexit	# a failed run inside $(...) stops the script
 here=$(cd "$(dirname "$0")" && pwd)
 build=${BCOZ_BUILD:-$here/../../../build/bcoz}
 build=$(cd "$build" && pwd)
@@ -43,10 +44,18 @@ while getopts r:s:t:h o; do
 	r) reps=$OPTARG ;;
 	s) scale=$OPTARG fixed=1 ;;
 	t) target=$OPTARG ;;
-	*) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	h) sed -n '3,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) echo "usage: $0 [-r REPEATS] [-t SECONDS | -s SCALE] [EXAMPLE...] (-h: help)" >&2
+	   exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
+[[ $reps =~ ^[1-9][0-9]*$ ]] ||
+	{ echo "overhead.sh: -r $reps: give a whole number of repetitions, 1 or more" >&2; exit 2; }
+for v in "$target" "$scale"; do
+	[[ $v =~ ^[0-9]*\.?[0-9]+$ ]] && awk -v v="$v" 'BEGIN { exit !(v > 0) }' ||
+		{ echo "overhead.sh: '$v': -t and -s take a positive number" >&2; exit 2; }
+done
 names=(toy lock latency motiv-1 motiv-2)
 for a in "$@"; do
 	[[ " ${names[*]} " == *" $a "* ]] ||
@@ -77,29 +86,39 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 
 # one run: prints "OUTSIDE_S INSIDE_S"; $1 = mode (plain|sample|full|perf)
 timed() {
-	local mode=$1 t0 t1
+	local mode=$1 t0 t1 rc
 	shift
 	rm -f "$tmp/p.coz" "$tmp/out"
 	# the previous run's files are written back now, not during this run
 	# (motiv's O_DIRECT reads queued behind perf.data: plain runs 50 % slow)
 	sync
 	t0=$(now)
+	rc=0
 	case $mode in
-	plain) "$@" >"$tmp/out" 2>/dev/null ;;
-	sample) "$bcoz" run -o "$tmp/p.coz" --fixed-speedup 0 --- "$@" >"$tmp/out" 2>/dev/null ;;
-	full) "$bcoz" run -o "$tmp/p.coz" --- "$@" >"$tmp/out" 2>/dev/null ;;
+	plain) "$@" >"$tmp/out" 2>"$tmp/err" || rc=$? ;;
+	sample) "$bcoz" run -o "$tmp/p.coz" --fixed-speedup 0 --- "$@" >"$tmp/out" 2>"$tmp/err" ||
+		rc=$? ;;
+	full) "$bcoz" run -o "$tmp/p.coz" --- "$@" >"$tmp/out" 2>"$tmp/err" || rc=$? ;;
 	# --no-bpf-event: else perf's side-band thread holds each exit up to 1 s
 	perf) "$perf" record -q --no-bpf-event -g -e task-clock -c 1000000 \
-		-o "$tmp/perf.data" -- "$@" >"$tmp/out" 2>/dev/null ;;
+		-o "$tmp/perf.data" -- "$@" >"$tmp/out" 2>"$tmp/err" || rc=$? ;;
 	esac
+	if [ "$rc" != 0 ]; then
+		echo "overhead.sh: the $mode run failed (exit $rc): $*" >&2
+		tail -3 "$tmp/err" >&2
+		return 1
+	fi
 	t1=$(now)
-	awk -v a="$t0" -v b="$t1" '
+	awk -v a="$t0" -v b="$t1" -v mode="$mode" '
 		match($0, /wall_ms=[0-9.]+/) { in_s = substr($0, RSTART + 8, RLENGTH - 8) / 1e3 }
 		match($0, /rounds in [0-9.]+ s/) { in_s = substr($0, RSTART + 10, RLENGTH - 12) }
 		END {
-			if (in_s == "") { print "no wall_ms= in the output" > "/dev/stderr"; exit 1 }
+			if (in_s == "") {
+				printf "overhead.sh: a %s run printed no main-phase time\n", mode > "/dev/stderr"
+				exit 1
+			}
 			printf "%.4f %.4f\n", b - a, in_s
-		}' "$tmp/out"
+		}' "$tmp/out" || { echo "  command: $*" >&2; tail -3 "$tmp/out" >&2; return 1; }
 }
 
 # the scale at which example $1 runs about $target s: timed from a run of at
@@ -107,7 +126,7 @@ timed() {
 calibrate() {
 	local sc=0.1 c i
 	for ((i = 0; i < 5; i++)); do
-		read -r c _ < <(timed plain $(example "$1" "$sc"))
+		c=$(timed plain $(example "$1" "$sc")); c=${c%% *}
 		awk -v c="$c" 'BEGIN { exit !(c >= 0.5) }' && break
 		sc=$(awk -v s="$sc" -v c="$c" 'BEGIN { f = 0.7 / (c > 0.01 ? c : 0.01);
 			printf "%.4f", s * (f < 10 ? f : 10) }')
@@ -144,7 +163,7 @@ for name in "${names[@]}"; do
 	if [[ $name == motiv-* ]]; then
 		# motiv sizes its loops to the I/O it measures at start: one
 		# plain run's sizes for every run, or each does different work
-		timed plain $(example "$name" 0.1) >/dev/null
+		r=$(timed plain $(example "$name" 0.1))
 		MOTIV_ITERS=$(sed -n 's/.*light \([0-9]*\), heavy \([0-9]*\) iter.*/\1,\2/p' "$tmp/out")
 		[ -n "$MOTIV_ITERS" ] || { echo "overhead.sh: no loop sizes from motiv" >&2; exit 1; }
 		export MOTIV_ITERS
@@ -153,11 +172,12 @@ for name in "${names[@]}"; do
 	cmd=($(example "$name" "$sc"))
 	declare -a Po=() Pi=() Si=() Fo=() Fi=() Qi=()
 	for ((i = 0; i < reps; i++)); do
-		read -r o in < <(timed plain "${cmd[@]}"); Po+=("$o"); Pi+=("$in")
-		read -r o in < <(timed sample "${cmd[@]}"); Si+=("$in")
-		read -r o in < <(timed full "${cmd[@]}"); Fo+=("$o"); Fi+=("$in")
+		# (an assignment, so that a failed run stops the script)
+		r=$(timed plain "${cmd[@]}"); Po+=("${r% *}"); Pi+=("${r#* }")
+		r=$(timed sample "${cmd[@]}"); Si+=("${r#* }")
+		r=$(timed full "${cmd[@]}"); Fo+=("${r% *}"); Fi+=("${r#* }")
 		if [ -n "$perf" ]; then
-			read -r o in < <(timed perf "${cmd[@]}"); Qi+=("$in")
+			r=$(timed perf "${cmd[@]}"); Qi+=("${r#* }")
 		fi
 	done
 	to=$(pct Fo Po) st=$(pct Fi Pi) sa=$(pct Si Pi)
