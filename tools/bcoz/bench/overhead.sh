@@ -103,12 +103,12 @@ timed() {
 	perf) "$perf" record -q --no-bpf-event -g -e task-clock -c 1000000 \
 		-o "$tmp/perf.data" -- "$@" >"$tmp/out" 2>"$tmp/err" || rc=$? ;;
 	esac
+	t1=$(now)
 	if [ "$rc" != 0 ]; then
 		echo "overhead.sh: the $mode run failed (exit $rc): $*" >&2
 		tail -3 "$tmp/err" >&2
 		return 1
 	fi
-	t1=$(now)
 	awk -v a="$t0" -v b="$t1" -v mode="$mode" '
 		match($0, /wall_ms=[0-9.]+/) { in_s = substr($0, RSTART + 8, RLENGTH - 8) / 1e3 }
 		match($0, /rounds in [0-9.]+ s/) { in_s = substr($0, RSTART + 10, RLENGTH - 12) }
@@ -134,22 +134,19 @@ calibrate() {
 	awk -v s="$sc" -v t="$target" -v c="$c" 'BEGIN { printf "%.4f", s * t / c }'
 }
 
-# median over the repetitions of (A[i] / B[i] - 1) * 100
-pct() {
-	local -n a=$1 b=$2
+# median over the repetitions of the awk expression $1, whose $1, $2, ...
+# are that repetition's elements of the arrays named by the other arguments
+rep_median() {
+	local expr=$1 i n v row
+	shift
 	for ((i = 0; i < reps; i++)); do
-		awk -v x="${a[i]}" -v y="${b[i]}" 'BEGIN { printf "%.6f\n", (x / y - 1) * 100 }'
-	done | median
-}
-
-# median of ((FO[i] - FI[i]) - (PO[i] - PI[i])) / PO[i] * 100: the time
-# outside the main phase that a run adds, as % of the plain command
-outside() {
-	local -n fo=$1 fi=$2 po=$3 pi=$4
-	for ((i = 0; i < reps; i++)); do
-		awk -v a="${fo[i]}" -v b="${fi[i]}" -v c="${po[i]}" -v d="${pi[i]}" \
-			'BEGIN { printf "%.6f\n", ((a - b) - (c - d)) / c * 100 }'
-	done | median
+		row=
+		for n in "$@"; do
+			v="$n[$i]"
+			row+=" ${!v}"
+		done
+		echo "$row"
+	done | awk "{ printf \"%.6f\\n\", $expr }" | median
 }
 
 [ -n "$fixed" ] && echo "work: scale $scale" || echo "work: sized to about ${target}s per plain run"
@@ -180,12 +177,16 @@ for name in "${names[@]}"; do
 			r=$(timed perf "${cmd[@]}"); Qi+=("${r#* }")
 		fi
 	done
-	to=$(pct Fo Po) st=$(pct Fi Pi) sa=$(pct Si Pi)
+	ratio='($1 / $2 - 1) * 100'
+	to=$(rep_median "$ratio" Fo Po) st=$(rep_median "$ratio" Fi Pi)
+	sa=$(rep_median "$ratio" Si Pi)
+	# the time outside the main phase that a run adds, as % of the plain command
+	ou=$(rep_median '(($1 - $2) - ($3 - $4)) / $3 * 100' Fo Fi Po Pi)
 	pr=-
-	[ -n "$perf" ] && pr=$(pct Qi Pi | awk '{ printf "%.1f", $1 }')
+	[ -n "$perf" ] && pr=$(rep_median "$ratio" Qi Pi | awk '{ printf "%.1f", $1 }')
 	printf "%-9s %8.3f %8.3f | %8.1f | %8.1f %8.1f %8.1f %8.1f | %6s\n" "$name" \
 		"$(printf "%s\n" "${Po[@]}" | median)" "$(printf "%s\n" "${Fo[@]}" | median)" \
-		"$to" "$(outside Fo Fi Po Pi)" "$st" "$sa" \
+		"$to" "$ou" "$st" "$sa" \
 		"$(awk -v a="$st" -v b="$sa" 'BEGIN { print a - b }')" "$pr"
 	sum=$(awk -v a="$sum" -v b="$to" 'BEGIN { print a + b }')
 	ssum=$(awk -v a="$ssum" -v b="$st" 'BEGIN { print a + b }')
