@@ -580,8 +580,13 @@ void linemap_declared_points(void (*cb)(const char *name, const char *obj))
 		cb(x->name, x->obj);
 }
 
+/* libbcoz.so itself: never in scope, even for -b % */
+static char own_path[PATH_MAX];
+
 static int bin_in_scope(const char *path)
 {
+	if (!strcmp(path, own_path))
+		return 0;
 	for (int i = 0; i < nbin; i++) {
 		if (!strcmp(bin_scope[i], "MAIN")) {
 			if (!strcmp(path, main_exe))
@@ -754,6 +759,13 @@ int linemap_init(int be_quiet)
 	n = readlink("/proc/self/exe", main_exe, sizeof(main_exe) - 1);
 	if (n > 0)
 		main_exe[n] = 0;
+	{
+		Dl_info di;
+
+		if (dladdr((void *)bin_in_scope, &di) && di.dli_fname &&
+		    !realpath(di.dli_fname, own_path))
+			own_path[0] = 0;
+	}
 	bin_scope = split_scope(bs, &nbin);
 	src_scope = split_scope(ss, &nsrc);
 	src_default = !nsrc || (nsrc == 1 && !strcmp(src_scope[0], "%"));
