@@ -156,6 +156,14 @@ static void normalize(char *p)
 	*out = 0;
 }
 
+/* does PATH start with the directory DIR ("./elf" and "./elf/x.c")? */
+static int has_dir_prefix(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return n && !strncmp(path, dir, n) && (path[n] == '/' || dir[n - 1] == '/');
+}
+
 static int src_in_scope(const char *f)
 {
 	size_t l = strlen(f);
@@ -308,7 +316,13 @@ static size_t scan_dwarf(Dwarf *dw, uint64_t bias)
 			if (src == last_src) {
 				fe = last_fe;
 			} else {
-				if (src[0] != '/' && compdir)
+				/*
+				 * libdw has joined a relative name with its
+				 * directory, comp_dir for the first; a relative
+				 * comp_dir (glibc's "./elf", -ffile-prefix-map)
+				 * is then in src already: join it only once
+				 */
+				if (src[0] != '/' && compdir && !has_dir_prefix(src, compdir))
 					snprintf(path, sizeof(path), "%s/%s", compdir, src);
 				else
 					snprintf(path, sizeof(path), "%s", src);
