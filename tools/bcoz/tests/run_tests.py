@@ -1248,6 +1248,21 @@ def t_follow_exec_nodebug():
     return "the child exited 0, as natively; -v says it ran unprofiled"
 
 
+def t_end_to_end_no_sample():
+    """--end-to-end on a parent whose work runs in a forked child: bcoz
+    profiles the process it starts, which is never on the CPU, so no line is
+    chosen; it says so and why, where it used to end in silence (found on
+    stress-ng --cpu 2)."""
+    p = prof("e2e-fork.coz")
+    rc, out, err, _ = run(["-o", p, "--end-to-end"], [prog("robust"), "spawn", prog("toy")],
+                          timeout=60)
+    assert rc == 0 and "status 0" in out, (rc, out, err)
+    assert "error: --end-to-end: no experiment ran" in err and "forked child" in err, err
+    exps, _, _ = cozprofile.read_profile(p)
+    assert not exps, exps
+    return "said: " + [x for x in err.splitlines() if "no experiment ran" in x][0][:90] + "..."
+
+
 def t_fatal_signals():
     """abort, SIGSEGV, SIGTERM: the program dies of the signal as natively,
     and the profile still gets its final runtime and samples records."""
@@ -1522,6 +1537,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("SIGPROF handler on small thread stacks", t_small_stacks),
     ("ulimit -n 256, 100 threads", t_fd_limit),
     ("locked memory: 100 threads unprivileged", t_locked_memory_threads),
+    ("--end-to-end: a parent that only waits for its child", t_end_to_end_no_sample),
     ("--follow-exec: child without debug info", t_follow_exec_nodebug),
     ("abort, SIGSEGV, SIGTERM keep the final records", t_fatal_signals),
     ("plot: bad -o, truncated profile", t_plot_output_errors),
