@@ -19,6 +19,10 @@ def text_report(results, samples, runs, nexp, out):
     for r in results:
         out.write("\n%s  (%s point %s)  max %+.1f%%  slope %.2f\n"
                   % (r["selected"], r["kind"], r["point"], r["max"], r["slope"]))
+        if 0 not in r["speedups"]:
+            out.write("  no experiment at 0 %%: the baseline is the %d %% level, so each row "
+                      "is a speedup over that level, not over the unchanged program\n"
+                      % min(r["speedups"]))
         out.write("  %-13s %-12s %-10s %s\n" % ("line speedup", "program", "fit", "visits"))
         for s in sorted(r["speedups"]):
             out.write("  %11d%% %+11.1f%% %+9.1f%% %7d\n"
