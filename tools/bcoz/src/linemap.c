@@ -667,7 +667,10 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *data)
 		} else if (!quiet) {
 			bcoz_msg("warning: %s has neither line tables nor function symbols "
 				 "(fully stripped); it is in scope but cannot be profiled. Fix: "
-				 "rebuild it with -g, or do not strip it\n", path);
+				 "rebuild it with -g, or do not strip it%s\n", path,
+				 strcmp(path, main_exe) ? "" :
+				 "; if it only starts the program to profile (sh -c, env, a "
+				 "script), put that program after --- instead");
 		}
 		close_dwarf(NULL, fd, elf);
 		return 0;

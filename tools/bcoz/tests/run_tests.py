@@ -961,7 +961,15 @@ def t_errors():
     rc, out, err, _ = run(["-o", prof("e.coz")], [nodbg, "1", "1000"], timeout=30)
     assert rc != 0 and "no debug line information" in err and "-g" in err, err
     assert "neither line tables nor function symbols" in err, err
+    assert "put that program after --- instead" in err, err
     msgs.append("no debug info")
+    # a shell that only starts the program: say so, not just "rebuild it"
+    sh = shutil.which("sh")
+    rc, out, err, _ = run(["-o", prof("e.coz")], [sh, "-c", "%s 1 1000" % prog("toy")],
+                          timeout=30)
+    if "neither line tables nor function symbols" in err:
+        assert "put that program after --- instead" in err, err
+        msgs.append("sh -c")
     # bad profile for plot
     bad = os.path.join(TMP, "bad.coz")
     with open(bad, "w") as f:
