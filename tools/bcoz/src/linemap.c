@@ -597,6 +597,15 @@ void linemap_declared_points(void (*cb)(const char *name, const char *obj))
 /* libbcoz.so itself: never in scope, even for -b % */
 static char own_path[PATH_MAX];
 
+static void find_own_path(void)
+{
+	Dl_info di;
+
+	if (dladdr((void *)find_own_path, &di) && di.dli_fname &&
+	    !realpath(di.dli_fname, own_path))
+		own_path[0] = 0;
+}
+
 static int bin_in_scope(const char *path)
 {
 	if (!strcmp(path, own_path))
@@ -776,13 +785,7 @@ int linemap_init(int be_quiet)
 	n = readlink("/proc/self/exe", main_exe, sizeof(main_exe) - 1);
 	if (n > 0)
 		main_exe[n] = 0;
-	{
-		Dl_info di;
-
-		if (dladdr((void *)bin_in_scope, &di) && di.dli_fname &&
-		    !realpath(di.dli_fname, own_path))
-			own_path[0] = 0;
-	}
+	find_own_path();
 	bin_scope = split_scope(bs, &nbin);
 	src_scope = split_scope(ss, &nsrc);
 	src_default = !nsrc || (nsrc == 1 && !strcmp(src_scope[0], "%"));

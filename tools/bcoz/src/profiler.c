@@ -1499,13 +1499,15 @@ static void diagnose(void)
 	unsigned long long min_ms = bcoz_cfg.min_exp_ns / 1000000;
 	unsigned long long warm_ms = min_ms * bcoz_cfg.warmup_pct / 100;
 
-	if (bcoz_cfg.end_to_end && !nexperiments && !bcoz_cfg.follow_exec) {
+	if (bcoz_cfg.end_to_end) {
 		/*
 		 * the line is chosen from the samples: none was in scope (with
 		 * --follow-exec the exec'd children are the ones profiled)
 		 */
 		uint64_t all = atomic_load(&total_samples);
 
+		if (nexperiments || bcoz_cfg.follow_exec)
+			return;
 		if (all)
 			bcoz_msg("error: --end-to-end: no experiment ran: none of the %llu samples "
 				 "fell in an in-scope line or function, so none was chosen. Fix: "
@@ -1517,9 +1519,8 @@ static void diagnose(void)
 				 "sampled on the CPU. If the work runs in forked child processes "
 				 "(stress-ng, fio without --thread), bcoz does not profile them: "
 				 "run the work in threads, or profile the child's command itself\n");
-	}
-	if (bcoz_cfg.end_to_end)
 		return;
+	}
 	if (!n) {
 		linemap_declared_points(note_declared);
 		if (ndeclared)
