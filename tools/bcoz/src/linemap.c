@@ -621,6 +621,93 @@ static int bin_in_scope(const char *path)
 	return 0;
 }
 
+/*
+ * In-scope objects whose code maps only in part: fully stripped ones (no
+ * symbols at all) and ones profiled by function from .dynsym (exported
+ * functions only).  A sample whose code is in one of them but in no line
+ * is in no line of the profile either; it is counted here, so the end of
+ * the run can say how much of the program the profile cannot see.
+ */
+#define BLIND_MAX	64
+
+static struct blind_obj {
+	uint64_t start, end;		/* the executable segments' span */
+	char *path;
+	size_t nfunc;			/* 0: fully stripped */
+	_Atomic uint64_t samples;
+} blind[BLIND_MAX];
+static _Atomic int nblind;
+
+static void add_blind(struct dl_phdr_info *info, const char *path, size_t nfunc)
+{
+	int n = atomic_load(&nblind);
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < lo)
+			lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	if (n == BLIND_MAX || lo >= hi)
+		return;
+	blind[n].start = lo;
+	blind[n].end = hi;
+	blind[n].path = strdup(path);
+	blind[n].nfunc = nfunc;
+	atomic_store(&nblind, n + 1);	/* readers see the entry complete */
+}
+
+int linemap_blind(uint64_t addr)
+{
+	int n = atomic_load(&nblind);
+
+	for (int i = 0; i < n; i++)
+		if (addr >= blind[i].start && addr < blind[i].end)
+			return i;
+	return -1;
+}
+
+int linemap_blind_stripped(int b)
+{
+	return !blind[b].nfunc;
+}
+
+void linemap_blind_count(int b, uint64_t weight)
+{
+	atomic_fetch_add_explicit(&blind[b].samples, weight, memory_order_relaxed);
+}
+
+/* at exit: the in-scope objects that hid at least a tenth of the samples */
+void linemap_report_blind(uint64_t total)
+{
+	int n = atomic_load(&nblind);
+
+	for (int i = 0; i < n && total; i++) {
+		uint64_t s = atomic_load(&blind[i].samples);
+
+		if (s * 10 < total)
+			continue;
+		if (!blind[i].nfunc)
+			bcoz_msg("warning: %.0f%% of the samples (%llu of %llu) were in %s, which "
+				 "has no symbols: they are in no line or function of the profile. "
+				 "Fix: install its debug symbols (the -dbgsym package) or rebuild "
+				 "it with -g\n", 100.0 * s / total, (unsigned long long)s,
+				 (unsigned long long)total, blind[i].path);
+		else
+			bcoz_msg("warning: %.0f%% of the samples (%llu of %llu) were in %s outside "
+				 "its %zu exported function%s (.dynsym lists no internal ones): "
+				 "they are in no function of the profile. Fix: install its debug "
+				 "symbols (the -dbgsym package)\n", 100.0 * s / total,
+				 (unsigned long long)s, (unsigned long long)total, blind[i].path,
+				 blind[i].nfunc, blind[i].nfunc == 1 ? "" : "s");
+	}
+}
+
 /* an exec'd child with --follow-exec: its lack of line info is not an error */
 static int quiet;
 
@@ -667,13 +754,17 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *data)
 		if (added) {
 			objects_with_lines++;
 			objects_by_function++;
+			if (!strcmp(which, ".dynsym"))
+				add_blind(info, path, added);
 			if (!by_function && !quiet)
 				bcoz_msg("no line tables in %s: profiling by function (%zu "
-					 "functions from %s)\n", path, added, which);
+					 "function%s from %s)\n", path, added,
+					 added == 1 ? "" : "s", which);
 			else if (bcoz_cfg.verbose)
 				bcoz_msg("function map: %s: %zu functions from %s\n", path,
 					 added, which);
 		} else if (!quiet) {
+			add_blind(info, path, 0);
 			bcoz_msg("warning: %s has neither line tables nor function symbols "
 				 "(fully stripped); it is in scope but cannot be profiled. Fix: "
 				 "rebuild it with -g, or do not strip it%s\n", path,
@@ -1009,6 +1100,62 @@ static int name_match(const char *full, const char *want)
 	return 0;
 }
 
+/* edit distance of a and b (up to 63 characters each; longer: 99) */
+static int distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	int row[64];
+
+	if (la > 63 || lb > 63)
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		int diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+/* the function name a user most likely meant by @want, or NULL */
+static const char *nearest_function(const char *want)
+{
+	size_t lw = strlen(want);
+	int best = lw / 3 > 2 ? lw / 3 : 2, n = linemap_nlines();
+	int qualified = !!strstr(want, "::");
+	const char *pick = NULL;
+
+	for (int i = 0; i < n; i++) {
+		const char *full = linemap_line(i)->file, *params, *p, *q;
+		int d;
+
+		if (linemap_line(i)->line)
+			continue;
+		/* after the return type, and the namespaces unless @want has some */
+		params = params_of(full);
+		p = full;
+		for (q = full; *q && (!params || q < params); q++)
+			if (*q == ' ' || (!qualified && *q == ':' && q[1] == ':'))
+				p = q + (*q == ' ' ? 1 : 2);
+		d = distance(want, lw, p, (params ? (size_t)(params - p) : strlen(p)));
+		if (d < best) {
+			best = d;
+			pick = full;
+		}
+	}
+	return pick;
+}
+
 int linemap_find_function(const char *name, char *why, size_t whylen)
 {
 	int n = linemap_nlines(), found = -1, nfound = 0, nfunc = 0, other = -1;
@@ -1039,6 +1186,9 @@ int linemap_find_function(const char *name, char *why, size_t whylen)
 	else if (!nfunc)
 		snprintf(why, whylen, "the in-scope objects are profiled by line (they have line "
 			 "tables); add --granularity function, or use --fixed-line FILE:LINE");
+	else if (nearest_function(name))
+		snprintf(why, whylen, "no in-scope function is named '%s'; did you mean '%s'? "
+			 "(%d functions in scope)", name, nearest_function(name), nfunc);
 	else
 		snprintf(why, whylen, "no in-scope function is named '%s' (%d functions in "
 			 "scope; names are demangled, e.g. 'ns::f' or 'ns::f(int)'; check -b)",

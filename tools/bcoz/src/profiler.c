@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -187,6 +188,42 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/*
+ * The messages go to the stderr bcoz started with: programs close or
+ * redirect fd 2 (xz closes it before exiting, and the summary at exit was
+ * lost).  The copy is checked before each use, in case the program closed
+ * it and the number now names one of its own files.
+ */
+static int msg_fd = -1;
+static dev_t msg_dev;
+static ino_t msg_ino;
+
+static void keep_stderr(void)
+{
+	struct stat st;
+	int fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return;
+	}
+	msg_dev = st.st_dev;
+	msg_ino = st.st_ino;
+	msg_fd = fd;
+}
+
+static int stderr_fd(void)
+{
+	struct stat st;
+
+	if (msg_fd >= 0 && !fstat(msg_fd, &st) && st.st_dev == msg_dev &&
+	    st.st_ino == msg_ino)
+		return msg_fd;
+	return 2;
+}
+
 void bcoz_msg(const char *fmt, ...)
 {
 	char buf[1024];
@@ -198,7 +235,7 @@ void bcoz_msg(const char *fmt, ...)
 	va_end(ap);
 	if (n > (int)sizeof(buf))
 		n = sizeof(buf);
-	if (syscall(SYS_write, 2, buf, n) < 0)
+	if (syscall(SYS_write, stderr_fd(), buf, n) < 0)
 		return;
 }
 
@@ -414,6 +451,7 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 	int cls = bcoz_class_of(misc);
 	int first = -1, hit = 0, fresh = 1, late = 0;
 	int here = -1, hit_here = 0;	/* where a late sample found the thread */
+	int blind = -1;			/* its code: in scope, without lines */
 	int kept = 0;			/* charged to the previous sample's line, */
 					/* which stays the thread's */
 	int active = atomic_load(&exp_active);
@@ -491,8 +529,21 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 		user_top = fresh;
 		idx = linemap_lookup_held(fresh ? ip : ip - 1);
 		fresh = 0;
-		if (idx < 0 && user_top && stack)
-			idx = scan_stack(stack, nstack);
+		if (idx < 0 && user_top) {
+			blind = linemap_blind(ip);
+			/*
+			 * Code without any symbol keeps no frame pointers
+			 * either: its callchain and its stack hold return
+			 * addresses left by calls made long before.  A
+			 * stripped gzip under -b % had 98 % of its samples
+			 * charged to ld.so's symbol lookup, run once at
+			 * start-up.
+			 */
+			if (blind >= 0 && linemap_blind_stripped(blind))
+				break;
+			if (stack)
+				idx = scan_stack(stack, nstack);
+		}
 		if (idx < 0)
 			continue;
 		if (first < 0)
@@ -505,6 +556,8 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 	if (!hit && sel >= 0 && stack && nstack * 8 > BCOZ_STACK_BYTES)
 		hit = stack_holds(stack, nstack, sel);
 	linemap_release();
+	if (first < 0 && blind >= 0)
+		linemap_blind_count(blind, weight);
 	if (late) {
 		/* charged as owed points are; the thread is where it was found */
 		here = first;
@@ -1726,6 +1779,7 @@ __attribute__((constructor)) static void bcoz_init(void)
 			 strerror(errno));
 		bcoz_real_exit(1);
 	}
+	keep_stderr();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigprof;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
@@ -1800,6 +1854,29 @@ static void print_classes(void)
 	bcoz_msg("samples by class: %s\n", buf);
 }
 
+/*
+ * A thread's ring filled before it was drained: a long run of samples
+ * without a timer tick or a wrapped call, each carrying the stack copy.
+ */
+static void report_lost(void)
+{
+	unsigned long long lost = atomic_load(&bcoz_total_lost);
+	unsigned int sb = bcoz_stack_bytes;
+	/* half of what a ring holds at about 512 bytes a sample besides the stack */
+	unsigned long long us = sampler_ring_bytes() / (sb + 512) * BCOZ_PERIOD_NS / 2000;
+
+	if (us > bcoz_cfg.timer_ns / 2000)
+		us = bcoz_cfg.timer_ns / 2000;
+	if (us < 1000)
+		us = 1000;
+
+	bcoz_msg("warning: %llu sample records were lost (a thread's ring buffer filled "
+		 "before the thread read it): the lines of the lost ones read low. Fix: read "
+		 "the ring more often, BCOZ_TIMER_US=%llu%s%s\n", lost, us,
+		 sb > 256 ? ", or copy less of each stack, BCOZ_STACK_BYTES=" : "",
+		 sb > 1024 ? "512" : sb > 256 ? "256" : "");
+}
+
 void bcoz_shutdown(void)
 {
 	struct bcoz_thread *t = self_thread;
@@ -1818,9 +1895,9 @@ void bcoz_shutdown(void)
 	diagnose();
 	if (bcoz_cfg.verbose)
 		print_classes();
+	linemap_report_blind(atomic_load(&total_samples));
 	if (atomic_load(&bcoz_total_lost))
-		bcoz_msg("warning: %llu sample records were lost (ring buffer full)\n",
-			 (unsigned long long)atomic_load(&bcoz_total_lost));
+		report_lost();
 	if (atomic_load(&bcoz_total_throttled))
 		bcoz_msg("warning: the kernel throttled sampling %llu time(s) "
 			 "(kernel.perf_event_max_sample_rate is %d): the samples of a "

@@ -124,6 +124,10 @@ int linemap_find(const char *spec, char *why, size_t whylen);	/* FILE:LINE */
 int linemap_find_function(const char *name, char *why, size_t whylen);
 void linemap_label(int idx, char *buf, size_t len);	/* FILE:LINE or NAME */
 int linemap_function_objects(void);	/* objects profiled by function */
+int linemap_blind(uint64_t addr);		/* in-scope object without lines there, or -1 */
+int linemap_blind_stripped(int b);		/* ... and without any symbol */
+void linemap_blind_count(int b, uint64_t weight);
+void linemap_report_blind(uint64_t total);	/* at exit: where the profile was blind */
 
 /* ---- sampler ---- */
 struct bcoz_thread {
@@ -187,6 +191,7 @@ extern int bcoz_kernel_callchains;
 int sampler_probe(void);		/* 0 ok, -1 fatal (message printed) */
 int sampler_max_sample_rate(void);	/* the sysctl now, or -99 */
 void sampler_set_stack_bytes(unsigned int bytes);	/* before threads sample */
+size_t sampler_ring_bytes(void);		/* the data part of a thread's ring */
 int sampler_start(struct bcoz_thread *t);
 void sampler_stop(struct bcoz_thread *t);
 void sampler_enable(struct bcoz_thread *t, int on);

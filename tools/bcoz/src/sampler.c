@@ -435,6 +435,12 @@ static int owed_points(const unsigned char *data, uint64_t size, uint64_t tail,
 	       (h.misc & BCOZ_MISC_MASK) && w[2] == time;
 }
 
+/* the data part of a thread's ring */
+size_t sampler_ring_bytes(void)
+{
+	return (size_t)RING_PAGES * page_size;
+}
+
 void sampler_drain(struct bcoz_thread *t, sample_cb cb)
 {
 	struct perf_event_mmap_page *pg;

@@ -14,6 +14,8 @@
  *   robust spawn PATH     fork + exec PATH, wait; prints the child's status
  *   robust crash HOW MS   progress for MS ms, then HOW: abort, segv, or
  *                         wait for SIGTERM (term)
+ *   robust stderr MS PATH progress for MS ms, then close stderr and open
+ *                         PATH, which becomes fd 2, and write one line to it
  * Each prints one line "robust: MODE ..." with what it saw.
  */
 #include <errno.h>
@@ -246,6 +248,25 @@ static int do_crash(const char *how, double ms)
 	return 3;
 }
 
+/* ---- a program that closes its stderr (xz does, before it exits) ---- */
+
+static int do_stderr(double ms, const char *path)
+{
+	double t0 = now_s(CLOCK_MONOTONIC);
+	int fd;
+
+	while ((now_s(CLOCK_MONOTONIC) - t0) * 1e3 < ms) {
+		work(200000);
+		COZ_PROGRESS;
+	}
+	close(2);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd >= 0 && write(fd, "robust's own\n", 13) != 13)
+		return 1;
+	printf("robust: stderr closed, %s is fd %d\n", path, fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -263,6 +284,8 @@ int main(int argc, char **argv)
 		return do_spawn(argv[2]);
 	if (!strcmp(mode, "crash") && argc > 3)
 		return do_crash(argv[2], atof(argv[3]));
+	if (!strcmp(mode, "stderr") && argc > 3)
+		return do_stderr(atof(argv[2]), argv[3]);
 	fprintf(stderr, "usage: see the comment at the top of robust.c\n");
 	return 2;
 }

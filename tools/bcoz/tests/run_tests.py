@@ -386,13 +386,19 @@ def t_toy_line_b():
 def stripped_toy(kind):
     """A copy of toy without line tables: "debug" strips the debug info
     (.symtab stays), "dynsym" builds it with loop_a and loop_b made global
-    and exported (-rdynamic) and strips everything but .dynsym."""
+    and exported (-rdynamic) and strips everything but .dynsym, "none" is
+    built as distributions build (-O2, no frame pointers) and has no symbol
+    at all."""
     path = os.path.join(TMP, "toy-" + kind)
     if os.path.exists(path):
         return path
     if kind == "debug":
         shutil.copy(prog("toy"), path)
         subprocess.run(["strip", "--strip-debug", path], check=True)
+    elif kind == "none":
+        subprocess.run(["gcc", "-O2", "-fomit-frame-pointer", "-I", os.path.join(SRC, "include"),
+                        "-o", path, os.path.join(HERE, "toy.c"), "-lpthread"], check=True)
+        subprocess.run(["strip", "--strip-all", path], check=True)
     else:
         obj = path + ".o"
         subprocess.run(["gcc", "-O1", "-fno-omit-frame-pointer", "-I",
@@ -507,6 +513,10 @@ def t_function_granularity():
     rc, out, err, _ = run(["-o", prof("e.coz"), "--fixed-function", "nosuch"],
                           [exe, "1"], timeout=30)
     assert rc != 0 and "no in-scope function is named 'nosuch'" in err, err
+    assert "did you mean" not in err, err
+    rc, out, err, _ = run(["-o", prof("e.coz"), "--fixed-function", "loop_bb"],
+                          [exe, "1"], timeout=30)
+    assert rc != 0 and "did you mean 'loop_b'?" in err, err
     rc, out, err, _ = run(["--granularity", "file"], [exe, "1"], timeout=30)
     assert rc == 2 and "line" in err and "function" in err, err
     msgs.append("errors")
@@ -518,6 +528,20 @@ def t_function_granularity():
     exps, _, _ = cozprofile.read_profile(p)
     assert [e["selected"] for e in exps] == ["loop_a"] * 2, exps
     msgs.append(".dynsym only")
+    # no symbol at all, libc in scope: the stack of code without frame
+    # pointers holds return addresses of calls made long ago (ld.so's,
+    # libc's): charged to them, one line had 94 % of the samples
+    bare = stripped_toy("none")
+    p = prof("fg9.coz")
+    rc, out, err, _ = run(["-o", p, "-b", "%"], [bare, "60", "0"], timeout=120)
+    m = re.search(r"warning: (\d+)% of the samples \((\d+) of (\d+)\) were in " +
+                  re.escape(bare) + ", which has no symbols", err)
+    assert rc == 0 and m and int(m.group(1)) >= 80, err
+    _, samples, _ = cozprofile.read_profile(p)
+    top = max(samples.items(), key=lambda kv: kv[1], default=("-", 0))
+    assert top[1] <= 0.05 * int(m.group(3)), (top, m.group(0))
+    msgs.append("no symbols: %s%% blind, top line %d of %s samples" % (
+        m.group(1), top[1], m.group(3)))
     cxx = shutil.which("g++")
     if not cxx:
         return ", ".join(msgs) + "; C++ part skipped: g++ is not installed"
@@ -541,6 +565,9 @@ def t_function_granularity():
     msgs.append("C++: %s" % want)
     # template instances: the return type before the name is skipped; two
     # instances need their template arguments
+    rc, out, err, _ = run(["-o", prof("e.coz"), "--fixed-function", "work::spn"], [cexe],
+                          timeout=30)
+    assert rc != 0 and "did you mean '%s'?" % want in err, err
     rc, out, err, _ = run(["-o", prof("fg6.coz"), "--fixed-function", "work::twice"], [cexe],
                           timeout=30)
     assert rc != 0 and "names 2 functions" in err, err
@@ -1298,6 +1325,37 @@ def t_fatal_signals():
     return "; ".join(done) + "; runtime and samples written each time"
 
 
+def t_closed_stderr():
+    """A program that closes its stderr (xz does) still gets bcoz's summary
+    at exit on the stderr bcoz started with, and a file the program then
+    opens as fd 2 gets none of it."""
+    p = prof("stderr.coz")
+    log = os.path.join(TMP, "robust-own.log")
+    rc, out, err, _ = run(["-v", "-o", p], [prog("robust"), "stderr", "600", log], timeout=60)
+    with open(log) as f:
+        own = f.read()
+    assert rc == 0 and "is fd 2" in out, (rc, out, err)
+    assert "bcoz: samples by class:" in err, err
+    assert own == "robust's own\n", own
+    return "after close(2): %r on bcoz's stderr; the program's fd 2 holds %r" % (
+        [x for x in err.splitlines() if "samples by class" in x][0][:40], own)
+
+
+def t_lost_records():
+    """Samples lost to a full ring are counted, and the advice works: a
+    thread spins 400 ms of CPU without a wrapped call, each sample carrying
+    2 KiB of stack, and drains only every 100 ms."""
+    cmd = [prog("robust"), "stack", "1", "400"]
+    env = {"BCOZ_STACK_BYTES": "2048", "BCOZ_TIMER_US": "100000"}
+    rc, out, err, _ = run(["-o", prof("lost.coz")], cmd, timeout=60, env=env)
+    m = re.search(r"warning: (\d+) sample records were lost .* Fix: .*BCOZ_TIMER_US=(\d+)", err)
+    assert m and int(m.group(1)) > 0, err
+    env["BCOZ_TIMER_US"] = m.group(2)
+    rc, out, err, _ = run(["-o", prof("lost.coz")], cmd, timeout=60, env=env)
+    assert "were lost" not in err, err
+    return "%s records lost; none with BCOZ_TIMER_US=%s as advised" % m.groups()
+
+
 def t_plot_output_errors():
     """plot -o into a missing directory or onto a directory: a clear error."""
     p = os.path.join(TMP, "small.coz")
@@ -1548,6 +1606,8 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("--end-to-end: a parent that only waits for its child", t_end_to_end_no_sample),
     ("--follow-exec: child without debug info", t_follow_exec_nodebug),
     ("abort, SIGSEGV, SIGTERM keep the final records", t_fatal_signals),
+    ("a program that closes its stderr", t_closed_stderr),
+    ("lost sample records: counted, and the advice works", t_lost_records),
     ("plot: bad -o, truncated profile", t_plot_output_errors),
     ("attr.blocked detected positively", t_blocked_detected_positively),
     ("runtime: exports and internal calls", t_runtime_symbols),
