@@ -638,6 +638,17 @@ static struct blind_obj {
 } blind[BLIND_MAX];
 static _Atomic int nblind;
 
+/* the size of an object's executable segments */
+static uint64_t code_bytes(const struct dl_phdr_info *info)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X))
+			n += info->dlpi_phdr[i].p_memsz;
+	return n;
+}
+
 static void add_blind(struct dl_phdr_info *info, const char *path, size_t nfunc)
 {
 	int n = atomic_load(&nblind);
@@ -763,6 +774,10 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *data)
 			else if (bcoz_cfg.verbose)
 				bcoz_msg("function map: %s: %zu functions from %s\n", path,
 					 added, which);
+		} else if (strcmp(path, main_exe) && code_bytes(info) < 1024) {
+			/* a data-only library (libicudata: 261 bytes of init code) */
+			if (bcoz_cfg.verbose && !quiet)
+				bcoz_msg("%s has no code to profile (data only)\n", path);
 		} else if (!quiet) {
 			add_blind(info, path, 0);
 			bcoz_msg("warning: %s has neither line tables nor function symbols "

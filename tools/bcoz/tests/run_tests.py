@@ -542,6 +542,17 @@ def t_function_granularity():
     assert top[1] <= 0.05 * int(m.group(3)), (top, m.group(0))
     msgs.append("no symbols: %s%% blind, top line %d of %s samples" % (
         m.group(1), top[1], m.group(3)))
+    # a data-only library (libicudata) has no code: nothing to warn about
+    data_c = os.path.join(TMP, "data.c")
+    data_so = os.path.join(TMP, "libdata.so")
+    with open(data_c, "w") as f:
+        f.write("const char blob[65536] = {1};\n")
+    subprocess.run(["gcc", "-shared", "-nostdlib", "-fPIC", "-o", data_so, data_c], check=True)
+    subprocess.run(["strip", data_so], check=True)
+    rc, out, err, _ = run(["-o", prof("fg10.coz"), "-b", "MAIN", "-b", "%libdata%"],
+                          [prog("toy"), "3", "0"], timeout=60, env={"LD_PRELOAD": data_so})
+    assert rc == 0 and "libdata" not in err, err
+    msgs.append("data-only library: no warning")
     cxx = shutil.which("g++")
     if not cxx:
         return ", ".join(msgs) + "; C++ part skipped: g++ is not installed"
