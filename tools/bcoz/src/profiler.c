@@ -1378,6 +1378,30 @@ static int pick_line(void)
 	return pick;
 }
 
+/*
+ * --end-to-end: the run's one line is drawn from the samples taken from
+ * half an experiment's length after @begin (the end of bcoz's set-up) to a
+ * whole one (50-100 ms),
+ * or later, once one falls in scope.  The first samples are the program's
+ * start-up: sqlite3's shell, drawn from them, ran its whole query with
+ * sqlite3Malloc selected.  The experiment is measured from the draw on.
+ */
+static int pick_e2e_line(uint64_t begin)
+{
+	uint64_t up = bcoz_now() - begin, half = bcoz_cfg.min_exp_ns / 2;
+	int n = linemap_nlines(), line;
+
+	if (up < half && nap(half - up))
+		return -1;
+	for (int i = 0; i < n; i++)
+		atomic_store(&linemap_line(i)->recent, 0);
+	if (nap(half))
+		return -1;
+	while ((line = pick_line()) < 0 && !nap(10000000ULL))
+		;
+	return line;
+}
+
 static void write_samples(void)
 {
 	int n = linemap_nlines();
@@ -1415,7 +1439,7 @@ static void end_program(void)
 
 static void *profiler_main(void *arg)
 {
-	uint64_t len = bcoz_cfg.min_exp_ns;
+	uint64_t len = bcoz_cfg.min_exp_ns, begin = bcoz_now();
 
 	(void)arg;
 	out("startup\ttime=%llu\n", (unsigned long long)realtime_ns());
@@ -1431,6 +1455,10 @@ static void *profiler_main(void *arg)
 		} else {
 			if (fixed_line >= 0) {
 				line = fixed_line;
+			} else if (bcoz_cfg.end_to_end) {
+				line = pick_e2e_line(begin);
+				if (line < 0)
+					break;
 			} else {
 				while ((line = pick_line()) < 0 && !atomic_load(&stop_flag))
 					nap(10000000ULL);
@@ -1561,7 +1589,15 @@ static void diagnose(void)
 
 		if (nexperiments || bcoz_cfg.follow_exec)
 			return;
-		if (all)
+		if (all && bcoz_now() - start_ns - startup_cost_ns < bcoz_cfg.min_exp_ns)
+			bcoz_msg("error: --end-to-end: no experiment ran: the run lasted %llu ms, "
+				 "and the line is drawn from the samples after %llu ms (the "
+				 "start-up's are left out). Fix: profile a longer run, or name "
+				 "the code with --fixed-line or --fixed-function\n",
+				 (unsigned long long)((bcoz_now() - start_ns - startup_cost_ns) /
+						      1000000),
+				 (unsigned long long)(bcoz_cfg.min_exp_ns / 1000000));
+		else if (all)
 			bcoz_msg("error: --end-to-end: no experiment ran: none of the %llu samples "
 				 "fell in an in-scope line or function, so none was chosen. Fix: "
 				 "widen the scope (-b for libraries, -s for sources), or name the "

@@ -16,6 +16,8 @@
  *                         wait for SIGTERM (term)
  *   robust stderr MS PATH progress for MS ms, then close stderr and open
  *                         PATH, which becomes fd 2, and write one line to it
+ *   robust phases A B     a start-up phase of A ms of CPU in its own loop,
+ *                         then B ms of progress in work()
  * Each prints one line "robust: MODE ..." with what it saw.
  */
 #include <errno.h>
@@ -267,6 +269,24 @@ static int do_stderr(double ms, const char *path)
 	return 0;
 }
 
+/* ---- a start-up phase, then the work ---- */
+
+static int do_phases(double a_ms, double b_ms)
+{
+	double t0 = now_s(CLOCK_THREAD_CPUTIME_ID);
+	volatile unsigned long acc = 0;
+
+	while ((now_s(CLOCK_THREAD_CPUTIME_ID) - t0) * 1e3 < a_ms)
+		for (long i = 0; i < 100000; i++) acc += i; /* STARTUP */
+	t0 = now_s(CLOCK_MONOTONIC);
+	while ((now_s(CLOCK_MONOTONIC) - t0) * 1e3 < b_ms) {
+		work(200000);
+		COZ_PROGRESS;
+	}
+	printf("robust: phases %.0f ms start-up, %.0f ms work\n", a_ms, b_ms);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -284,6 +304,8 @@ int main(int argc, char **argv)
 		return do_spawn(argv[2]);
 	if (!strcmp(mode, "crash") && argc > 3)
 		return do_crash(argv[2], atof(argv[3]));
+	if (!strcmp(mode, "phases") && argc > 3)
+		return do_phases(atof(argv[2]), atof(argv[3]));
 	if (!strcmp(mode, "stderr") && argc > 3)
 		return do_stderr(atof(argv[2]), argv[3]);
 	fprintf(stderr, "usage: see the comment at the top of robust.c\n");

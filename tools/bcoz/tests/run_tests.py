@@ -1336,6 +1336,25 @@ def t_fatal_signals():
     return "; ".join(done) + "; runtime and samples written each time"
 
 
+def t_end_to_end_not_startup():
+    """--end-to-end draws its line after the start-up: a program that first
+    spins 20 ms in a start-up loop, then works 300 ms elsewhere, gets the
+    work's line in every run (the start-up loop's in 4 of 4 before)."""
+    p = prof("phases.coz")
+    work, startup = marker_line("robust.c", "WORK"), marker_line("robust.c", "STARTUP")
+    for _ in range(4):
+        rc, out, err, _ = run(["-o", p, "--end-to-end"], [prog("robust"), "phases", "20", "300"],
+                              timeout=60)
+        assert rc == 0 and "phases" in out, err
+    exps, _, _ = cozprofile.read_profile(p)
+    sel = [e["selected"].rsplit("/", 1)[-1] for e in exps]
+    assert len(sel) == 4 and startup not in sel and sel.count(work) >= 3, sel
+    rc, out, err, _ = run(["-o", prof("phases-short.coz"), "--end-to-end"],
+                          [prog("robust"), "phases", "0", "20"], timeout=60)
+    assert rc == 0 and "no experiment ran: the run lasted" in err, err
+    return "selected: %s; a 20 ms run is told why it has no experiment" % ", ".join(sel)
+
+
 def t_closed_stderr():
     """A program that closes its stderr (xz does) still gets bcoz's summary
     at exit on the stderr bcoz started with, and a file the program then
@@ -1615,6 +1634,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("ulimit -n 256, 100 threads", t_fd_limit),
     ("locked memory: 100 threads unprivileged", t_locked_memory_threads),
     ("--end-to-end: a parent that only waits for its child", t_end_to_end_no_sample),
+    ("--end-to-end: the line is drawn after the start-up", t_end_to_end_not_startup),
     ("--follow-exec: child without debug info", t_follow_exec_nodebug),
     ("abort, SIGSEGV, SIGTERM keep the final records", t_fatal_signals),
     ("a program that closes its stderr", t_closed_stderr),
