@@ -1202,8 +1202,8 @@ int linemap_find_function(const char *name, char *why, size_t whylen)
 		snprintf(why, whylen, "the in-scope objects are profiled by line (they have line "
 			 "tables); add --granularity function, or use --fixed-line FILE:LINE");
 	else if (nearest_function(name))
-		snprintf(why, whylen, "no in-scope function is named '%s'; did you mean '%s'? "
-			 "(%d functions in scope)", name, nearest_function(name), nfunc);
+		snprintf(why, whylen, "no in-scope function is named '%s'; did you mean '%s'?",
+			 name, nearest_function(name));
 	else
 		snprintf(why, whylen, "no in-scope function is named '%s' (%d functions in "
 			 "scope; names are demangled, e.g. 'ns::f' or 'ns::f(int)'; check -b)",
