@@ -15,6 +15,9 @@ TEST_TARGETS += bcoz-host bcoz-vm
 # bcoz-host loads `bcoz plot`'s page in headless chromium under Selenium
 # (tools/bcoz/tests/plot_browser.py, scripts/headless_chromium.py).
 DEPS_PACKAGES += chromium chromium-driver python3-selenium
+# glibc's line tables: the -b % test checks that a libc syscall wrapper's
+# time lands on its own line (tools/bcoz/tests/run_tests.py).
+DEPS_PACKAGES += libc6-dbg
 
 .PHONY: bcoz bcoz-host bcoz-vm bcoz-test bcoz-truth
 

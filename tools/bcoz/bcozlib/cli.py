@@ -198,6 +198,10 @@ def main(argv, here=None):
 
     here = here or os.path.dirname(os.path.realpath(argv[0]))
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # `bcoz plot --text | head` is fine
+    if sys.stderr is None:
+        # started with fd 2 closed (2>&-): say nothing, and leave it closed
+        # for the program (Python opens files non-inheritable)
+        sys.stderr = open(os.devnull, "w")
     if len(argv) < 2 or argv[1] in ("-h", "--help"):
         print(HELP)
         return 0 if len(argv) >= 2 else 2

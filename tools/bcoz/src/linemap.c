@@ -267,8 +267,72 @@ static void add_range(uint64_t s, uint64_t e, int line)
 	npend++;
 }
 
+/*
+ * A CU's code ranges, sorted.  GCC's line program runs a function's hot
+ * and cold parts (-freorder-blocks-and-partition, on at -O2) as one
+ * sequence: the hot part's last row is followed by the cold part's first,
+ * megabytes on, with no end of sequence between.  Taken as a range, that
+ * row covered everything in between: in glibc (libc6-dbg) one row of
+ * ifaddrs.c held 0x2705f-0x121d20, and write()'s syscall read
+ * ifaddrs.c:729.  A row ends where its CU's range ends, as addr2line has it.
+ */
+struct span {
+	Dwarf_Addr s, e;
+};
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static size_t cu_spans(Dwarf_Die *cu, struct span **sp, size_t *cap)
+{
+	Dwarf_Addr base, s, e;
+	ptrdiff_t o = 0;
+	size_t n = 0;
+
+	while ((o = dwarf_ranges(cu, o, &base, &s, &e)) > 0) {
+		if (e <= s)
+			continue;
+		if (n == *cap) {
+			size_t c = *cap ? *cap * 2 : 16;
+			struct span *m = realloc(*sp, c * sizeof(**sp));
+
+			if (!m)
+				return 0;	/* unclipped, as before */
+			*sp = m;
+			*cap = c;
+		}
+		(*sp)[n].s = s;
+		(*sp)[n++].e = e;
+	}
+	if (n > 1)
+		qsort(*sp, n, sizeof(**sp), cmp_span);
+	return n;
+}
+
+/* the end of the span holding @a, or 0 if none does */
+static Dwarf_Addr span_end(const struct span *sp, size_t n, Dwarf_Addr a)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (sp[mid].s <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && a < sp[lo - 1].e ? sp[lo - 1].e : 0;
+}
+
 static size_t scan_dwarf(Dwarf *dw, uint64_t bias)
 {
+	struct span *spans = NULL;
+	size_t nspans, capspans = 0;
 	Dwarf_Off off = 0, next;
 	size_t hsize, added = 0;
 	/*
@@ -292,6 +356,7 @@ static size_t scan_dwarf(Dwarf *dw, uint64_t bias)
 		}
 		if (dwarf_attr(&cu, DW_AT_comp_dir, &at))
 			compdir = dwarf_formstring(&at);
+		nspans = cu_spans(&cu, &spans, &capspans);
 		last_src = NULL;	/* another CU: another file table */
 		for (size_t i = 0; i + 1 < n; i++) {
 			Dwarf_Line *l = dwarf_onesrcline(lines, i);
@@ -308,6 +373,14 @@ static size_t scan_dwarf(Dwarf *dw, uint64_t bias)
 				continue;
 			if (dwarf_lineaddr(l, &a) || dwarf_lineaddr(nl, &b) || b <= a)
 				continue;
+			if (nspans) {
+				Dwarf_Addr end = span_end(spans, nspans, a);
+
+				if (!end)
+					continue;	/* outside the CU's code */
+				if (b > end)
+					b = end;
+			}
 			if (dwarf_lineno(l, &lineno) || lineno <= 0)
 				continue;
 			src = dwarf_linesrc(l, NULL, NULL);
@@ -347,6 +420,7 @@ static size_t scan_dwarf(Dwarf *dw, uint64_t bias)
 		}
 		off = next;
 	}
+	free(spans);
 	return added;
 }
 
@@ -638,14 +712,20 @@ static struct blind_obj {
 } blind[BLIND_MAX];
 static _Atomic int nblind;
 
-/* the size of an object's executable segments */
-static uint64_t code_bytes(const struct dl_phdr_info *info)
+/*
+ * The size of an object's code: its executable sections (without
+ * -z separate-code the executable segment holds read-only data too).
+ */
+static uint64_t code_bytes(Elf *elf)
 {
+	Elf_Scn *scn = NULL;
 	uint64_t n = 0;
+	GElf_Shdr sh;
 
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X))
-			n += info->dlpi_phdr[i].p_memsz;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
+		    (sh.sh_flags & SHF_EXECINSTR))
+			n += sh.sh_size;
 	return n;
 }
 
@@ -677,8 +757,9 @@ int linemap_blind(uint64_t addr)
 {
 	int n = atomic_load(&nblind);
 
+	/* (a return address's call instruction is inside too: after_call()) */
 	for (int i = 0; i < n; i++)
-		if (addr >= blind[i].start && addr < blind[i].end)
+		if (addr >= blind[i].start + 8 && addr < blind[i].end)
 			return i;
 	return -1;
 }
@@ -774,7 +855,7 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *data)
 			else if (bcoz_cfg.verbose)
 				bcoz_msg("function map: %s: %zu functions from %s\n", path,
 					 added, which);
-		} else if (strcmp(path, main_exe) && code_bytes(info) < 1024) {
+		} else if (strcmp(path, main_exe) && code_bytes(elf) < 1024) {
 			/* a data-only library (libicudata: 261 bytes of init code) */
 			if (bcoz_cfg.verbose && !quiet)
 				bcoz_msg("%s has no code to profile (data only)\n", path);
@@ -1149,6 +1230,9 @@ static const char *nearest_function(const char *want)
 	int best = lw / 3 > 2 ? lw / 3 : 2, n = linemap_nlines();
 	int qualified = !!strstr(want, "::");
 	const char *pick = NULL;
+
+	if (!lw || lw > 63)	/* beyond distance()'s table */
+		return NULL;
 
 	for (int i = 0; i < n; i++) {
 		const char *full = linemap_line(i)->file, *params, *p, *q;

@@ -195,39 +195,56 @@ static uint64_t realtime_ns(void)
  * it and the number now names one of its own files.
  */
 static int msg_fd = -1;
+static int msg_kept;		/* 1: msg_dev/msg_ino name it; -1: no stderr */
 static dev_t msg_dev;
 static ino_t msg_ino;
+
+static int same_file(int fd)
+{
+	struct stat st;
+
+	return fd >= 0 && !fstat(fd, &st) && st.st_dev == msg_dev && st.st_ino == msg_ino;
+}
 
 static void keep_stderr(void)
 {
 	struct stat st;
-	int fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
 
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st)) {
-		close(fd);
+	if (fstat(2, &st)) {
+		msg_kept = -1;		/* started without one: say nothing */
 		return;
 	}
 	msg_dev = st.st_dev;
 	msg_ino = st.st_ino;
-	msg_fd = fd;
+	msg_kept = 1;
+	msg_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
 }
 
+/* where a message goes now, or -1 */
 static int stderr_fd(void)
 {
-	struct stat st;
-
-	if (msg_fd >= 0 && !fstat(msg_fd, &st) && st.st_dev == msg_dev &&
-	    st.st_ino == msg_ino)
+	if (!msg_kept)
+		return 2;		/* before the program runs */
+	if (msg_kept < 0)
+		return -1;
+	if (same_file(msg_fd))
 		return msg_fd;
-	return 2;
+	return same_file(2) ? 2 : -1;
+}
+
+/* a forked child keeps no copy: a daemon that closes 0-2 must not hold
+ * the pipe its caller reads its stderr from */
+static void drop_stderr_copy(void)
+{
+	if (msg_fd >= 0)
+		close(msg_fd);
+	msg_fd = -1;
 }
 
 void bcoz_msg(const char *fmt, ...)
 {
 	char buf[1024];
-	int n = snprintf(buf, sizeof(buf), "bcoz: ");
+	int n = snprintf(buf, sizeof(buf), "bcoz: "), fd;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -235,7 +252,8 @@ void bcoz_msg(const char *fmt, ...)
 	va_end(ap);
 	if (n > (int)sizeof(buf))
 		n = sizeof(buf);
-	if (syscall(SYS_write, stderr_fd(), buf, n) < 0)
+	fd = stderr_fd();
+	if (fd >= 0 && syscall(SYS_write, fd, buf, n) < 0)
 		return;
 }
 
@@ -281,18 +299,33 @@ static int after_call(uint64_t addr)
 	return 0;
 }
 
+/* the fully stripped in-scope object @addr is in, or -1 */
+static int stripped_at(uint64_t addr)
+{
+	int b = linemap_blind(addr);
+
+	return b >= 0 && linemap_blind_stripped(b) ? b : -1;
+}
+
 /*
  * The first user frame is outside the scope (e.g. inside libc's pread): look
  * for the return address into in-scope code on the top of the user stack,
- * which a frame-pointer walk misses when the callee built no frame.
+ * which a frame-pointer walk misses when the callee built no frame.  A
+ * return address into a fully stripped in-scope object comes first when
+ * that object made the call: the sample is its own (*@stripped), and the
+ * addresses further up are as likely stale as not.
  */
-static int scan_stack(const uint64_t *stack, uint64_t n)
+static int scan_stack(const uint64_t *stack, uint64_t n, int *stripped)
 {
 	for (uint64_t i = 0; i < n; i++) {
 		int idx = linemap_lookup_held(stack[i] - 1);
 
 		if (idx >= 0 && after_call(stack[i]))
 			return idx;
+		if (idx < 0 && (*stripped = stripped_at(stack[i])) >= 0 &&
+		    after_call(stack[i]))
+			return -1;
+		*stripped = -1;
 	}
 	return -1;
 }
@@ -452,6 +485,7 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 	int first = -1, hit = 0, fresh = 1, late = 0;
 	int here = -1, hit_here = 0;	/* where a late sample found the thread */
 	int blind = -1;			/* its code: in scope, without lines */
+	int stale = 0;			/* ... and without symbols: no walk */
 	int kept = 0;			/* charged to the previous sample's line, */
 					/* which stays the thread's */
 	int active = atomic_load(&exp_active);
@@ -529,20 +563,33 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 		user_top = fresh;
 		idx = linemap_lookup_held(fresh ? ip : ip - 1);
 		fresh = 0;
-		if (idx < 0 && user_top) {
-			blind = linemap_blind(ip);
+		if (idx < 0) {
+			int b = stripped_at(ip);
+
 			/*
 			 * Code without any symbol keeps no frame pointers
 			 * either: its callchain and its stack hold return
 			 * addresses left by calls made long before.  A
 			 * stripped gzip under -b % had 98 % of its samples
 			 * charged to ld.so's symbol lookup, run once at
-			 * start-up.
+			 * start-up.  The sample is the stripped code's.
 			 */
-			if (blind >= 0 && linemap_blind_stripped(blind))
+			if (b >= 0) {
+				blind = b;
+				stale = 1;
 				break;
-			if (stack)
-				idx = scan_stack(stack, nstack);
+			}
+			if (user_top) {
+				blind = linemap_blind(ip);	/* .dynsym only */
+				if (stack) {
+					idx = scan_stack(stack, nstack, &b);
+					if (b >= 0) {
+						blind = b;
+						stale = 1;
+						break;
+					}
+				}
+			}
 		}
 		if (idx < 0)
 			continue;
@@ -553,7 +600,7 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 		if (hit || sel < 0)
 			break;
 	}
-	if (!hit && sel >= 0 && stack && nstack * 8 > BCOZ_STACK_BYTES)
+	if (!hit && !stale && sel >= 0 && stack && nstack * 8 > BCOZ_STACK_BYTES)
 		hit = stack_holds(stack, nstack, sel);
 	linemap_release();
 	if (first < 0 && blind >= 0)
@@ -1386,6 +1433,8 @@ static int pick_line(void)
  * start-up: sqlite3's shell, drawn from them, ran its whole query with
  * sqlite3Malloc selected.  The experiment is measured from the draw on.
  */
+static uint64_t e2e_left_out;	/* in-scope samples of the start-up */
+
 static int pick_e2e_line(uint64_t begin)
 {
 	uint64_t up = bcoz_now() - begin, half = bcoz_cfg.min_exp_ns / 2;
@@ -1394,7 +1443,7 @@ static int pick_e2e_line(uint64_t begin)
 	if (up < half && nap(half - up))
 		return -1;
 	for (int i = 0; i < n; i++)
-		atomic_store(&linemap_line(i)->recent, 0);
+		e2e_left_out += atomic_exchange(&linemap_line(i)->recent, 0);
 	if (nap(half))
 		return -1;
 	while ((line = pick_line()) < 0 && !nap(10000000ULL))
@@ -1591,12 +1640,18 @@ static void diagnose(void)
 			return;
 		if (all && bcoz_now() - start_ns - startup_cost_ns < bcoz_cfg.min_exp_ns)
 			bcoz_msg("error: --end-to-end: no experiment ran: the run lasted %llu ms, "
-				 "and the line is drawn from the samples after %llu ms (the "
-				 "start-up's are left out). Fix: profile a longer run, or name "
-				 "the code with --fixed-line or --fixed-function\n",
+				 "and the line is drawn from the samples %llu-%llu ms after the "
+				 "start (the start-up's are left out). Fix: profile a longer run, "
+				 "or name the code with --fixed-line or --fixed-function\n",
 				 (unsigned long long)((bcoz_now() - start_ns - startup_cost_ns) /
 						      1000000),
-				 (unsigned long long)(bcoz_cfg.min_exp_ns / 1000000));
+				 min_ms / 2, min_ms);
+		else if (e2e_left_out)
+			bcoz_msg("error: --end-to-end: no experiment ran: all %llu in-scope "
+				 "samples came in the first %llu ms, the start-up, which the draw "
+				 "leaves out. Fix: name the code with --fixed-line or "
+				 "--fixed-function, or widen the scope (-b, -s)\n",
+				 (unsigned long long)e2e_left_out, min_ms / 2);
 		else if (all)
 			bcoz_msg("error: --end-to-end: no experiment ran: none of the %llu samples "
 				 "fell in an in-scope line or function, so none was chosen. Fix: "
@@ -1809,13 +1864,25 @@ __attribute__((constructor)) static void bcoz_init(void)
 	set_stack_bytes();
 	runq_enabled = !bcoz_blocked_supported && !bcoz_cfg.no_runq;
 	resolve_fixed();
+	keep_stderr();
 	out_fd = open(bcoz_cfg.output, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (out_fd < 0) {
 		bcoz_msg("error: cannot open the profile %s: %s\n", bcoz_cfg.output,
 			 strerror(errno));
 		bcoz_real_exit(1);
 	}
-	keep_stderr();
+	if (out_fd < 3) {
+		/* started with 0-2 closed: keep them for the program */
+		int fd = fcntl(out_fd, F_DUPFD_CLOEXEC, 3);
+
+		close(out_fd);
+		out_fd = fd;
+		if (out_fd < 0) {
+			bcoz_msg("error: cannot open the profile %s: %s\n", bcoz_cfg.output,
+				 strerror(errno));
+			bcoz_real_exit(1);
+		}
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigprof;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
@@ -1832,10 +1899,10 @@ __attribute__((constructor)) static void bcoz_init(void)
 	}
 	startup_cost_ns = bcoz_now() - start_ns;
 	if (bcoz_cfg.verbose)
-		bcoz_msg("started: %d lines in scope, blocked samples %s, kernel callchains %s, "
+		bcoz_msg("started: %d lines in scope, blocked samples %s, kernel-mode samples %s, "
 			 "startup %.1f ms\n", linemap_nlines(),
 			 bcoz_blocked_supported ? "on" : "off",
-			 bcoz_kernel_callchains ? "on" : "off", startup_cost_ns / 1e6);
+			 bcoz_kernel_samples ? "on" : "off", startup_cost_ns / 1e6);
 }
 
 /* BCOZ_STATS=FILE: one line of counters per process, appended once */
@@ -1897,20 +1964,27 @@ static void print_classes(void)
 static void report_lost(void)
 {
 	unsigned long long lost = atomic_load(&bcoz_total_lost);
-	unsigned int sb = bcoz_stack_bytes;
+	unsigned int sb = sampler_stack_copied() ? bcoz_stack_bytes : 0;
 	/* half of what a ring holds at about 512 bytes a sample besides the stack */
 	unsigned long long us = sampler_ring_bytes() / (sb + 512) * BCOZ_PERIOD_NS / 2000;
+	unsigned long long now_us = bcoz_cfg.timer_ns / 1000;
+	char fix[256];
+	int n = 0;
 
-	if (us > bcoz_cfg.timer_ns / 2000)
-		us = bcoz_cfg.timer_ns / 2000;
-	if (us < 1000)
-		us = 1000;
-
+	if (us > now_us / 2)
+		us = now_us / 2;
+	if (us >= 100)
+		n += snprintf(fix + n, sizeof(fix) - n, "read the ring more often, "
+			      "BCOZ_TIMER_US=%llu", us);
+	if (sb > 256)
+		n += snprintf(fix + n, sizeof(fix) - n, "%scopy less of each stack, "
+			      "BCOZ_STACK_BYTES=%s", n ? ", or " : "", sb > 1024 ? "512" : "256");
+	if (!n)
+		snprintf(fix, sizeof(fix), "none by a setting: the ring is read every %llu us "
+			 "of CPU time and holds %zu KiB", now_us, sampler_ring_bytes() / 1024);
 	bcoz_msg("warning: %llu sample records were lost (a thread's ring buffer filled "
-		 "before the thread read it): the lines of the lost ones read low. Fix: read "
-		 "the ring more often, BCOZ_TIMER_US=%llu%s%s\n", lost, us,
-		 sb > 256 ? ", or copy less of each stack, BCOZ_STACK_BYTES=" : "",
-		 sb > 1024 ? "512" : sb > 256 ? "256" : "");
+		 "before the thread read it): the lines of the lost ones read low. Fix: %s\n",
+		 lost, fix);
 }
 
 void bcoz_shutdown(void)
@@ -1974,5 +2048,6 @@ void bcoz_after_fork_child(void)
 	if (out_fd >= 0)
 		close(out_fd);
 	out_fd = -1;
+	drop_stderr_copy();
 	bcoz_active = 0;
 }

@@ -186,12 +186,13 @@ extern int bcoz_blocked_supported;	/* kernel gives blocked samples */
 extern _Atomic int bcoz_unsampled_threads;	/* perf event or ring refused */
 extern _Atomic uint64_t bcoz_total_lost;	/* samples the rings lost */
 extern _Atomic uint64_t bcoz_total_throttled;	/* PERF_RECORD_THROTTLE records */
-extern int bcoz_kernel_callchains;
+extern int bcoz_kernel_samples;
 
 int sampler_probe(void);		/* 0 ok, -1 fatal (message printed) */
 int sampler_max_sample_rate(void);	/* the sysctl now, or -99 */
 void sampler_set_stack_bytes(unsigned int bytes);	/* before threads sample */
 size_t sampler_ring_bytes(void);		/* the data part of a thread's ring */
+int sampler_stack_copied(void);			/* samples carry a user stack copy */
 int sampler_start(struct bcoz_thread *t);
 void sampler_stop(struct bcoz_thread *t);
 void sampler_enable(struct bcoz_thread *t, int on);

@@ -39,7 +39,7 @@
 
 _Atomic int bcoz_unsampled_threads;
 int bcoz_blocked_supported;
-int bcoz_kernel_callchains;
+int bcoz_kernel_samples;
 static uint64_t sample_type;
 static long page_size;
 static int use_stack = 1;	/* user regs + stack copy (see make_attr) */
@@ -78,8 +78,16 @@ static void make_attr(struct perf_event_attr *a, int blocked, int kernel)
 	}
 #endif
 	a->disabled = 1;
+	/*
+	 * Time in the kernel (a syscall's own CPU time) is sampled and
+	 * charged to the user line that made the call, but the kernel
+	 * frames are never looked at: unwinding them on every on-CPU sample
+	 * taken in kernel mode is work for nothing (and slow under
+	 * emulation).  A blocked sample's kernel stack is still unwound, by
+	 * the kernel, to find the wait's IP.
+	 */
 	a->exclude_kernel = !kernel;
-	a->exclude_callchain_kernel = !kernel;
+	a->exclude_callchain_kernel = 1;
 	a->exclude_hv = 1;
 	a->sample_max_stack = 127;
 	if (blocked) {
@@ -211,23 +219,24 @@ int sampler_probe(void)
 		return -1;
 	}
 	close(fd);
-	/* 2. kernel callchains */
+	/* 2. samples in kernel mode (a syscall's CPU time) */
 	make_attr(&a, 0, 1);
 	fd = perf_open(&a);
 	if (fd >= 0) {
-		bcoz_kernel_callchains = 1;
+		bcoz_kernel_samples = 1;
 		close(fd);
 	} else if (bcoz_cfg.verbose) {
-		bcoz_msg("note: kernel samples not permitted (%s); user callchains only "
-			 "(sudo sysctl kernel.perf_event_paranoid=1 enables them)\n", strerror(errno));
+		bcoz_msg("note: samples in kernel mode not permitted (%s): the CPU time of "
+			 "system calls is not sampled (sudo sysctl kernel.perf_event_paranoid=1 "
+			 "enables it)\n", strerror(errno));
 	}
 	/* 3. blocked samples */
-	make_attr(&a, 1, bcoz_kernel_callchains);
+	make_attr(&a, 1, bcoz_kernel_samples);
 	fd = bcoz_cfg.no_blocked ? (errno = EINVAL, -1) : perf_open(&a);
 	if (fd < 0 && errno == EINVAL && !bcoz_cfg.no_blocked) {
 		/* a kernel might refuse the stack copy on blocked events: do without */
 		use_stack = 0;
-		make_attr(&a, 1, bcoz_kernel_callchains);
+		make_attr(&a, 1, bcoz_kernel_samples);
 		fd = perf_open(&a);
 		if (fd < 0) {
 			use_stack = 1;
@@ -268,7 +277,7 @@ int sampler_probe(void)
 			setenv("BCOZ_WARNED_BLOCKED", "1", 1);
 		}
 	}
-	make_attr(&a, bcoz_blocked_supported, bcoz_kernel_callchains);
+	make_attr(&a, bcoz_blocked_supported, bcoz_kernel_samples);
 	sample_type = a.sample_type;
 	return 0;
 }
@@ -279,7 +288,7 @@ void sampler_set_stack_bytes(unsigned int bytes)
 	struct perf_event_attr a;
 
 	bcoz_stack_bytes = bytes;
-	make_attr(&a, bcoz_blocked_supported, bcoz_kernel_callchains);
+	make_attr(&a, bcoz_blocked_supported, bcoz_kernel_samples);
 	sample_type = a.sample_type;	/* the records' layout follows */
 }
 
@@ -323,7 +332,7 @@ int sampler_start(struct bcoz_thread *t)
 	size_t len = (RING_PAGES + 1) * page_size;
 	long limit = 0;
 
-	make_attr(&a, bcoz_blocked_supported, bcoz_kernel_callchains);
+	make_attr(&a, bcoz_blocked_supported, bcoz_kernel_samples);
 	/*
 	 * Enabled from the start: the first sample falls due a period (1 ms of
 	 * the thread's CPU time) later, long after the ring is mapped, and an
@@ -433,6 +442,16 @@ static int owed_points(const unsigned char *data, uint64_t size, uint64_t tail,
 	memcpy(&h, &w[0], sizeof(h));
 	return h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(w) &&
 	       (h.misc & BCOZ_MISC_MASK) && w[2] == time;
+}
+
+/* whether samples carry a copy of the user stack */
+int sampler_stack_copied(void)
+{
+#ifdef __x86_64__
+	return use_stack && bcoz_stack_bytes;
+#else
+	return 0;
+#endif
 }
 
 /* the data part of a thread's ring */

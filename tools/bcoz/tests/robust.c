@@ -16,8 +16,11 @@
  *                         wait for SIGTERM (term)
  *   robust stderr MS PATH progress for MS ms, then close stderr and open
  *                         PATH, which becomes fd 2, and write one line to it
- *   robust phases A B     a start-up phase of A ms of CPU in its own loop,
- *                         then B ms of progress in work()
+ *   robust phases A B [S] a start-up phase of A ms of CPU in its own loop,
+ *                         then B ms of progress in work(), then a sleep of
+ *                         S ms
+ *   robust write MS       write() one byte to /dev/null for MS ms: the
+ *                         time is libc's and the kernel's
  * Each prints one line "robust: MODE ..." with what it saw.
  */
 #include <errno.h>
@@ -269,10 +272,30 @@ static int do_stderr(double ms, const char *path)
 	return 0;
 }
 
+/* ---- time in a libc syscall wrapper ---- */
+
+static int do_write(double ms)
+{
+	double t0 = now_s(CLOCK_MONOTONIC);
+	int fd = open("/dev/null", O_WRONLY);
+	long n = 0;
+
+	while ((now_s(CLOCK_MONOTONIC) - t0) * 1e3 < ms) {
+		for (int i = 0; i < 1000; i++)
+			if (write(fd, "x", 1) == 1) /* WRITE */
+				n++;
+		COZ_PROGRESS;
+	}
+	printf("robust: write %ld bytes\n", n);
+	return 0;
+}
+
 /* ---- a start-up phase, then the work ---- */
 
-static int do_phases(double a_ms, double b_ms)
+static int do_phases(double a_ms, double b_ms, double s_ms)
 {
+	struct timespec ts = { (time_t)(s_ms / 1e3), (long)(s_ms * 1e6) % 1000000000L };
+
 	double t0 = now_s(CLOCK_THREAD_CPUTIME_ID);
 	volatile unsigned long acc = 0;
 
@@ -283,6 +306,7 @@ static int do_phases(double a_ms, double b_ms)
 		work(200000);
 		COZ_PROGRESS;
 	}
+	nanosleep(&ts, NULL);
 	printf("robust: phases %.0f ms start-up, %.0f ms work\n", a_ms, b_ms);
 	return 0;
 }
@@ -304,8 +328,10 @@ int main(int argc, char **argv)
 		return do_spawn(argv[2]);
 	if (!strcmp(mode, "crash") && argc > 3)
 		return do_crash(argv[2], atof(argv[3]));
+	if (!strcmp(mode, "write") && argc > 2)
+		return do_write(atof(argv[2]));
 	if (!strcmp(mode, "phases") && argc > 3)
-		return do_phases(atof(argv[2]), atof(argv[3]));
+		return do_phases(atof(argv[2]), atof(argv[3]), argc > 4 ? atof(argv[4]) : 0);
 	if (!strcmp(mode, "stderr") && argc > 3)
 		return do_stderr(atof(argv[2]), argv[3]);
 	fprintf(stderr, "usage: see the comment at the top of robust.c\n");

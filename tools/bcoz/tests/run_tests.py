@@ -40,6 +40,7 @@ import random
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -481,8 +482,19 @@ def t_scope_all_not_runtime():
     loop_a = marker_line("toy.c", "LOOP_A")
     assert any(k.endswith(loop_a) for k in samples), "no sample of %s: %s" % (
         loop_a, sorted(samples)[:10])
-    return "%d locations, none in libbcoz.so; %s has %d samples" % (
-        len(samples), loop_a, sum(v for k, v in samples.items() if k.endswith(loop_a)))
+    # a program in write(): glibc's own line (or function, without
+    # libc6-dbg) has the time.  glibc's line program runs a function's hot
+    # and cold parts as one sequence; taken whole, one row of ifaddrs.c
+    # covered a megabyte of libc, write() included
+    p2 = prof("all-write.coz")
+    rc, out, err, _ = run(["-o", p2, "-b", "%"], [prog("robust"), "write", "800"], timeout=120)
+    assert rc == 0 and "robust: write" in out, err
+    _, wsamples, _ = cozprofile.read_profile(p2)
+    top = max(wsamples.items(), key=lambda kv: kv[1], default=("-", 0))
+    assert "write" in top[0], "write()'s time went to %s: %s" % (
+        top[0], sorted(wsamples.items(), key=lambda kv: -kv[1])[:4])
+    return "%d locations, none in libbcoz.so; %s has %d samples; write()'s time on %s" % (
+        len(samples), loop_a, sum(v for k, v in samples.items() if k.endswith(loop_a)), top[0])
 
 
 def t_function_granularity():
@@ -528,9 +540,10 @@ def t_function_granularity():
     exps, _, _ = cozprofile.read_profile(p)
     assert [e["selected"] for e in exps] == ["loop_a"] * 2, exps
     msgs.append(".dynsym only")
-    # no symbol at all, libc in scope: the stack of code without frame
-    # pointers holds return addresses of calls made long ago (ld.so's,
-    # libc's): charged to them, one line had 94 % of the samples
+    # no symbol at all, libc in scope: the samples are the stripped
+    # code's, not its stack's (which holds return addresses of calls made
+    # long ago) nor, with libc6-dbg, glibc's (one line had 94 % of them
+    # while a row of glibc's line table could cover a megabyte of code)
     bare = stripped_toy("none")
     p = prof("fg9.coz")
     rc, out, err, _ = run(["-o", p, "-b", "%"], [bare, "60", "0"], timeout=120)
@@ -542,12 +555,16 @@ def t_function_granularity():
     assert top[1] <= 0.05 * int(m.group(3)), (top, m.group(0))
     msgs.append("no symbols: %s%% blind, top line %d of %s samples" % (
         m.group(1), top[1], m.group(3)))
-    # a data-only library (libicudata) has no code: nothing to warn about
+    # a data-only library (libicudata) has no code: nothing to warn about.
+    # Linked without -z separate-code, its data shares the executable
+    # segment, so only the sections tell how much code there is
     data_c = os.path.join(TMP, "data.c")
     data_so = os.path.join(TMP, "libdata.so")
     with open(data_c, "w") as f:
-        f.write("const char blob[65536] = {1};\n")
-    subprocess.run(["gcc", "-shared", "-nostdlib", "-fPIC", "-o", data_so, data_c], check=True)
+        f.write("const char blob[65536] = {1};\n"
+                "__attribute__((visibility(\"hidden\"), used)) int tiny(void) { return 1; }\n")
+    subprocess.run(["gcc", "-shared", "-nostdlib", "-fPIC", "-Wl,-z,noseparate-code", "-o",
+                    data_so, data_c], check=True)
     subprocess.run(["strip", data_so], check=True)
     rc, out, err, _ = run(["-o", prof("fg10.coz"), "-b", "MAIN", "-b", "%libdata%"],
                           [prog("toy"), "3", "0"], timeout=60, env={"LD_PRELOAD": data_so})
@@ -850,12 +867,16 @@ def t_end_to_end():
     rate, out = timed_run(["toy", "0"], 1.0)
     rounds, iters = max(10, int(1.5 * rate)), calibration(out, "b_iterations")
     # one experiment per run: runs at 0 % and 50 % alternate so load drift
-    # between runs hits both levels; separate runs are noisier than one
-    # run's experiments (46-50 against +50 in 8 tries here, +41.6 in a
-    # fresh-clone CI on a busier host), hence +-15 (it was +-25 while each
-    # run calibrated itself)
+    # between runs hits both levels.  But this host's speed moves by a
+    # factor of two between 1.5 s runs (loop A's CPU time for the same work
+    # 1.36 to 2.71 s within a minute), and bcoz's curve over whole runs
+    # then read +29..+49 against +50, failing one run in three.  So each
+    # run's adjusted duration is set against its own critical path (the
+    # slower loop's CPU time): that ratio is the end-to-end accounting,
+    # whatever the machine's speed during the run.  The curve is printed.
     levels = ("0", "50") * 3
     ta = tb = 0.0
+    norm = {"0": [], "50": []}
     for s in levels:
         rc, out, err, dt = run(["-o", p, "--end-to-end", "--fixed-line", line,
                                 "--fixed-speedup", s], [prog("toy"), str(rounds), str(iters)],
@@ -863,13 +884,21 @@ def t_end_to_end():
         assert rc == 0, err
         a, b, _ = toy_truth(out)
         ta, tb = ta + a, tb + b
+        exps, _, _ = cozprofile.read_profile(p)
+        norm[s].append(exps[-1]["duration"] / 1e6 / max(a, b))
     exps, _, runs = cozprofile.read_profile(p)
     assert runs == len(levels) and len(exps) == len(levels), (runs, len(exps))
     assert all(e["points"][0]["name"] == "end-to-end" for e in exps)
     c = curve(p, line)
     truth = (1 - max(ta * 0.5, tb) / max(ta, tb)) * 100
-    check_near(c, 50, truth, 15)
-    return "%s; truth %+.0f; %d rounds of %d a run" % (fmt(c), truth, rounds, iters)
+    pred = (1 - statistics.mean(norm["50"]) / statistics.mean(norm["0"])) * 100
+    info = "per run, adjusted duration / critical path: 0%% %s, 50%% %s; so %+.1f; truth " \
+        "%+.0f; bcoz's curve over the runs %s; %d rounds of %d a run" % (
+            " ".join("%.2f" % x for x in norm["0"]), " ".join("%.2f" % x for x in norm["50"]),
+            pred, truth, fmt(c), rounds, iters)
+    assert 50 in c, info
+    assert abs(pred - truth) <= 10, info
+    return info
 
 
 def t_latency_points():
@@ -1352,7 +1381,15 @@ def t_end_to_end_not_startup():
     rc, out, err, _ = run(["-o", prof("phases-short.coz"), "--end-to-end"],
                           [prog("robust"), "phases", "0", "20"], timeout=60)
     assert rc == 0 and "no experiment ran: the run lasted" in err, err
-    return "selected: %s; a 20 ms run is told why it has no experiment" % ", ".join(sel)
+    said = "a 20 ms run"
+    if "no blocked samples" in err:
+        # only a start-up on the CPU, then a sleep (no sample on this kernel)
+        rc, out, err, _ = run(["-o", prof("phases-sleep.coz"), "--end-to-end"],
+                              [prog("robust"), "phases", "20", "0", "200"], timeout=60)
+        assert rc == 0 and re.search(r"no experiment ran: all \d+ in-scope samples came in "
+                                     r"the first \d+ ms, the start-up", err), err
+        said += " and one with only a start-up on the CPU"
+    return "selected: %s; %s told why they have no experiment" % (", ".join(sel), said)
 
 
 def t_closed_stderr():
@@ -1367,8 +1404,19 @@ def t_closed_stderr():
     assert rc == 0 and "is fd 2" in out, (rc, out, err)
     assert "bcoz: samples by class:" in err, err
     assert own == "robust's own\n", own
-    return "after close(2): %r on bcoz's stderr; the program's fd 2 holds %r" % (
-        [x for x in err.splitlines() if "samples by class" in x][0][:40], own)
+    # started with stderr closed: bcoz says nothing, and nothing of it goes
+    # into the profile, which open() would have made fd 2
+    p2 = prof("stderr-closed.coz")
+    r = subprocess.run(["sh", "-c", 'exec 2>&-; exec "$0" run -v -o "$1" --- "$2" 3 0', BCOZ, p2,
+                        prog("toy")], capture_output=True, text=True, timeout=60)
+    with open(p2) as f:
+        text = f.read()
+    assert r.returncode == 0 and "rounds done" in r.stdout, (r.returncode, r.stdout)
+    assert "bcoz:" not in text, text[:500]
+    cozprofile.read_profile(p2)
+    return "after close(2): %r on bcoz's stderr; the program's fd 2 holds %r; started " \
+        "without stderr: the profile holds no message" % (
+            [x for x in err.splitlines() if "samples by class" in x][0][:40], own)
 
 
 def t_lost_records():
