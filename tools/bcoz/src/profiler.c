@@ -485,7 +485,7 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 	int first = -1, hit = 0, fresh = 1, late = 0;
 	int here = -1, hit_here = 0;	/* where a late sample found the thread */
 	int blind = -1;			/* its code: in scope, without lines */
-	int stale = 0;			/* ... and without symbols: no walk */
+	int stale;			/* ... and without symbols: no walk */
 	int kept = 0;			/* charged to the previous sample's line, */
 					/* which stays the thread's */
 	int active = atomic_load(&exp_active);
@@ -564,28 +564,24 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 		idx = linemap_lookup_held(fresh ? ip : ip - 1);
 		fresh = 0;
 		if (idx < 0) {
-			int b = stripped_at(ip);
+			int b = linemap_blind(ip);
 
 			/*
 			 * Code without any symbol keeps no frame pointers
-			 * either: its callchain and its stack hold return
-			 * addresses left by calls made long before.  A
-			 * stripped gzip under -b % had 98 % of its samples
-			 * charged to ld.so's symbol lookup, run once at
-			 * start-up.  The sample is the stripped code's.
+			 * either: its callchain and its stack may hold
+			 * return addresses left by calls made long before.
+			 * The sample is the stripped code's.
 			 */
-			if (b >= 0) {
+			if (b >= 0 && linemap_blind_stripped(b)) {
 				blind = b;
-				stale = 1;
 				break;
 			}
 			if (user_top) {
-				blind = linemap_blind(ip);	/* .dynsym only */
+				blind = b;	/* .dynsym only, or none */
 				if (stack) {
 					idx = scan_stack(stack, nstack, &b);
 					if (b >= 0) {
 						blind = b;
-						stale = 1;
 						break;
 					}
 				}
@@ -600,6 +596,7 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 		if (hit || sel < 0)
 			break;
 	}
+	stale = blind >= 0 && linemap_blind_stripped(blind);
 	if (!hit && !stale && sel >= 0 && stack && nstack * 8 > BCOZ_STACK_BYTES)
 		hit = stack_holds(stack, nstack, sel);
 	linemap_release();
@@ -1428,8 +1425,7 @@ static int pick_line(void)
 /*
  * --end-to-end: the run's one line is drawn from the samples taken from
  * half an experiment's length after @begin (the end of bcoz's set-up) to a
- * whole one (50-100 ms),
- * or later, once one falls in scope.  The first samples are the program's
+ * whole one (50-100 ms), or later, once one falls in scope.  The first samples are the program's
  * start-up: sqlite3's shell, drawn from them, ran its whole query with
  * sqlite3Malloc selected.  The experiment is measured from the draw on.
  */
