@@ -1619,7 +1619,9 @@ def t_busy_stage():
     """truth.busy_stage counts a pipeline's rounds in the time of the stage
     left unchanged when that stage is busy, and in rounds per second when
     it waits: fake runs whose machine speed swings by a third, the line
-    without effect (the reader's per-item time follows the machine)."""
+    without effect (the reader's per-item time follows the machine).  With
+    that stage waiting, the busy stage whose line is halved is the clock,
+    per unit of its work: +50 while it stays busy, less by its waits."""
     import truth
     view = truth.busy_stage("r_ms", "reader")
     rps, outs = {0: [], 50: []}, {0: [], 50: []}
@@ -1641,7 +1643,31 @@ def t_busy_stage():
         assert "no r_ms in the program's output" in str(e), e
     else:
         raise AssertionError("an output without r_ms was taken")
-    return "busy reader: every run 0.99 item-times, speedup 0; idle reader: rounds/s"
+    # the reader's own line halved, its worker waiting (a third of the
+    # time): per unit of the reader's work, whatever each run's speed (the
+    # halved runs on a machine a quarter slower)
+    view = truth.busy_stage("w_ms", "worker", ("r_ms", "reader"))
+    speeds = (1.0, 0.7, 1.3, 0.9)
+    got = {}
+    for busy in (0.99, 0.8):
+        rps, outs = {0: [], 50: []}, {0: [], 50: []}
+        for sb, sc in zip(speeds, (0.75 * sp for sp in speeds)):
+            for s, sp, b, item in ((0, sb, 0.99, 4.95), (50, sc, busy, 2.475)):
+                rps[s].append(b / (item / sp) * 1e3)
+                outs[s].append("r_ms=%.3f w_ms=%.3f" % (item / sp, 1.65 / sp))
+        vals, what = view(rps, outs)
+        assert what == "per unit of reader work", what
+        got[busy] = precision.paired_speedup(vals[0], vals[50])
+        assert abs(got[busy] - (1 - 0.99 / (2 * busy)) * 100) < 0.1, (busy, got, vals)
+    wild = precision.paired_speedup(rps[0], rps[50])
+    assert abs(wild - got[0.8]) > 10, wild
+    # a reader that waits too: rounds per second
+    idle = {s: ["r_ms=%.3f w_ms=1.0" % (2.0 / sp) for sp in speeds] for s in outs}
+    vals, what = view(rps, idle)
+    assert what == "rounds/s" and vals is rps, (what, vals)
+    return ("busy reader: every run 0.99 item-times, speedup 0; idle reader: rounds/s; "
+            "halved reader, idle worker: %+.1f busy, %+.1f waiting a fifth "
+            "(rounds/s %+.1f)" % (got[0.99], got[0.8], wild))
 
 
 TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [

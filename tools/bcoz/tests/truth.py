@@ -89,13 +89,18 @@ def pipeline(mode, line, kind="cpu", base=(100, 100)):
     return args
 
 
-def busy_stage(key, stage):
+def busy_stage(key, stage, changed=None):
     """The view of a pipeline's actual runs (run_tests.actual_runs): the
     items the program made in the time the stage left unchanged (KEY, its
     printed milliseconds per item, r_ms or w_ms) needs for one item, that
     is rounds per second times that time, when that stage is busy (median
-    share of the unchanged runs at least REF_BUSY); rounds per second
-    otherwise.
+    share of the unchanged runs at least REF_BUSY).  Otherwise, with
+    CHANGED, (key, stage) of the stage whose line the runs shorten, when
+    that stage computes and is busy: the items made per unit of its work,
+    rounds per second times its milliseconds per item over the share of
+    its work left at that level (at 50 %, an item's loop is half as long,
+    so an item-time of the unchanged program is twice the time measured).
+    Rounds per second otherwise.
 
     Virtual speedup predicts a line's effect with the rest of the program
     running at its usual speed; a real run cannot hold the machine still.
@@ -109,18 +114,40 @@ def busy_stage(key, stage):
     per item, the same runs give that line -0.4 %, with a fraction of the
     spread.  A stage that waits between items is no clock: the worker's
     1.5 ms item took 1.2 ms at a third of the time busy and 0.92 ms at two
-    thirds (a CPU kept busy runs faster), so such a stage is not used."""
-    pat = re.compile(r"\b%s=([0-9.]+)" % key)
+    thirds (a CPU kept busy runs faster), so such a stage is not used.
 
-    def ms(out):
-        m = pat.search(out)
-        assert m, "no %s in the program's output: %s" % (key, out)
-        return float(m.group(1))
+    The changed stage is the clock of last resort, for the reader-bound
+    pipeline's reader line, whose worker waits: on 2026-11-29 the same
+    3-unit reader item took 2.6 to 9.2 ms in consecutive 1 s runs, and a CI
+    run's rounds per second read its halving +31.8 (SE 3.3 after 31 rounds)
+    against a prediction of +43.2.  Counted per unit of the reader's work,
+    an unchanged run and a halved one compare what the program makes per
+    unit, whatever the machine's speed: a halved reader still busy all the
+    time reads +50, and one that waited for the worker (the worker's CPU the
+    slower then) reads less, by its waits.  A sleeping stage is never
+    CHANGED: its time per item is the sleep's and a wake-up latency that
+    does not shrink with the percent."""
+    def reader(key):
+        pat = re.compile(r"\b%s=([0-9.]+)" % key)
+
+        def ms(out):
+            m = pat.search(out)
+            assert m, "no %s in the program's output: %s" % (key, out)
+            return float(m.group(1))
+        return ms
+
+    ms = reader(key)
 
     def view(rps, outs):
         per = {s: [rate * ms(out) / 1e3 for rate, out in zip(rps[s], outs[s])] for s in rps}
         if statistics.median(per[0]) >= REF_BUSY:
             return per, "in %s time" % stage
+        if changed:
+            cms = reader(changed[0])
+            own = {s: [rate * cms(out) / 1e3 / ((100 - s) / 100)
+                       for rate, out in zip(rps[s], outs[s])] for s in rps}
+            if statistics.median(own[0]) >= REF_BUSY:
+                return own, "per unit of %s work" % changed[1]
         return rps, "rounds/s"
     return view
 
@@ -131,8 +158,11 @@ def pipeline_cases():
     for prefix, kind, reader_line in (("pipeline", "cpu", "LOOP_R"),
                                       ("sleep-pipe", "sleep", "SLEEP_R")):
         for mode in ("reader", "worker", "balanced"):
-            for line, marker, view in (("R", reader_line, busy_stage("w_ms", "worker")),
-                                       ("W", "LOOP_W", busy_stage("r_ms", "reader"))):
+            r_clock = ("r_ms", "reader") if kind == "cpu" else None
+            for line, marker, view in (("R", reader_line,
+                                        busy_stage("w_ms", "worker", r_clock)),
+                                       ("W", "LOOP_W",
+                                        busy_stage("r_ms", "reader", ("w_ms", "worker")))):
                 yield ("%s-%s" % (prefix, mode), "pipeline", "unit_iterations", "pipeline.c",
                        marker, pipeline(mode, line, kind), view)
     # The balanced pipeline with one stage 10 % faster, so that its queue
@@ -142,9 +172,11 @@ def pipeline_cases():
     # (the worker read +21..+25); emptyq is the mirror case, which read
     # the same with or without the warm-up.
     yield ("pipeline-fullq", "pipeline", "unit_iterations", "pipeline.c", "LOOP_W",
-           pipeline("balanced", "W", base=(90, 100)), busy_stage("r_ms", "reader"))
+           pipeline("balanced", "W", base=(90, 100)),
+           busy_stage("r_ms", "reader", ("w_ms", "worker")))
     yield ("pipeline-emptyq", "pipeline", "unit_iterations", "pipeline.c", "LOOP_R",
-           pipeline("balanced", "R", base=(100, 90)), busy_stage("w_ms", "worker"))
+           pipeline("balanced", "R", base=(100, 90)),
+           busy_stage("w_ms", "worker", ("r_ms", "reader")))
 
 
 def forkjoin(line):
