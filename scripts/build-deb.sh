@@ -10,7 +10,7 @@
 #   /usr/lib/bperf/perf-core/           perf's scripts (perl, python) for
 #                                       `bperf script -s/-l`, bperf's own copy
 #   /usr/bin/bcoz                       the causal profiler (python3)
-#   /usr/lib/bcoz/bcozlib/              its package (profile, analysis, report, cli)
+#   /usr/lib/bcoz/bcozlib/              its package (profile, analysis, report, target, cli)
 #   /usr/lib/bcoz/libbcoz.so            its runtime (LD_PRELOADed by bcoz run)
 #   /usr/include/bcoz/coz.h             progress points (COZ's API)
 #   /usr/share/doc/bperf/               guides, ABI, example transcripts

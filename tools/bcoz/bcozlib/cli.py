@@ -5,7 +5,8 @@
 program with libbcoz.so preloaded; the runtime checks every value (and
 their combinations) in src/config.c and prints the one error line.  What
 is checked here is what the runtime cannot see: the command line itself
-(unknown options, a missing value or '---') and the command to run.
+(unknown options, a missing value or '---') and the command to run
+(target.py: one the runtime would never reach).
 """
 import argparse
 import os
@@ -13,7 +14,7 @@ import shutil
 import signal
 import sys
 
-from . import classes
+from . import classes, target
 
 HELP = """bcoz - causal profiler for on- and off-CPU time (blocked samples).
 
@@ -141,9 +142,13 @@ def cmd_run(args, here):
         return 0
     opts, cmd = split_command(args)
     o = run_parser().parse_args(opts)
-    if not shutil.which(cmd[0]) and not os.path.exists(cmd[0]):
+    path = cmd[0] if "/" in cmd[0] else shutil.which(cmd[0])
+    if not path or not os.path.exists(path):
         sys.stderr.write("bcoz: error: command not found: %s\n" % cmd[0])
         return 127
+    why = target.unprofilable(path)
+    if why:
+        raise UsageError("cannot profile %s: it %s" % (path, why))
     env = run_env(o, os.environ)
     lib = find_lib(here)
     pre = env.get("LD_PRELOAD", "")

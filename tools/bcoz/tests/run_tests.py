@@ -1004,6 +1004,42 @@ def t_experiments_option():
             "experiment %s by default, %s at BCOZ_EXP_MS=300" % tuple(lens))
 
 
+def t_unreachable_programs():
+    """Static (and static-pie) programs, a script whose interpreter is
+    static, and a Go program (an ELF file with Go's .go.buildinfo section:
+    its runtime exits without the C library) are refused by the launcher,
+    exit 2, with the reason and the fix; the program does not run."""
+    src, inc = os.path.join(HERE, "toy.c"), os.path.join(SRC, "include")
+    got = []
+    for kind, flags, want in (("static", ["-static"], "is statically linked"),
+                              ("static-pie", ["-static-pie", "-fPIE"], "is statically linked"),
+                              ("go", [], "is a Go program")):
+        exe = os.path.join(TMP, "toy-" + kind)
+        extra = []
+        if kind == "go":
+            gosrc = os.path.join(TMP, "gobuildinfo.c")
+            with open(gosrc, "w") as f:
+                f.write('__attribute__((used, section(".go.buildinfo")))\n'
+                        'const char go_buildinfo[32] = "\\xff Go buildinf:";\n')
+            extra = [gosrc]
+        subprocess.run(["gcc", "-O1", "-g", "-I", inc, "-o", exe, src] + extra + flags +
+                       ["-lpthread"], check=True)
+        out_coz = prof("unreach-%s.coz" % kind)
+        rc, out, err, _ = run(["-o", out_coz], [exe, "1", "1000"], timeout=30)
+        assert rc == 2 and ("cannot profile %s: it %s" % (exe, want)) in err, (kind, rc, err)
+        assert ("Fix:" in err or "bperf record" in err) and "Traceback" not in err, err
+        assert "rounds" not in out and not os.path.exists(out_coz), (kind, out)
+        got.append(kind)
+    script = os.path.join(TMP, "static-interp.sh")
+    with open(script, "w") as f:
+        f.write("#!%s\n" % os.path.join(TMP, "toy-static"))
+    os.chmod(script, 0o755)
+    rc, out, err, _ = run(["-o", prof("unreach-sh.coz")], [script], timeout=30)
+    assert rc == 2 and "runs with %s, which is statically linked" % os.path.join(
+        TMP, "toy-static") in err, (rc, err)
+    return "refused: %s, a script run by a static program" % ", ".join(got)
+
+
 def t_errors():
     msgs = []
     rc, out, err, _ = run(["--blocked-scope", "l"], [prog("toy"), "1"], timeout=30)
@@ -1037,6 +1073,8 @@ def t_errors():
     if "neither line tables nor function symbols" in err:
         assert "put that program after --- instead" in err, err
         msgs.append("sh -c")
+    # programs the runtime would never reach: refused before they run, no profile
+    msgs.append(t_unreachable_programs())
     # bad profile for plot
     bad = os.path.join(TMP, "bad.coz")
     with open(bad, "w") as f:

@@ -337,7 +337,7 @@ def test_bcozlib_modules():
     checks them)."""
     import importlib
     import re
-    mods = ("profile", "analysis", "report", "classes", "cli")
+    mods = ("profile", "analysis", "report", "classes", "target", "cli")
     for m in mods:
         importlib.import_module("bcozlib." + m)
     from bcozlib import classes, cli
