@@ -6,7 +6,7 @@ program with libbcoz.so preloaded; the runtime checks every value (and
 their combinations) in src/config.c and prints the one error line.  What
 is checked here is what the runtime cannot see: the command line itself
 (unknown options, a missing value or '---') and the command to run
-(target.py: one the runtime would never reach).
+(target.py: a warning when the runtime would not profile it).
 """
 import argparse
 import os
@@ -146,9 +146,9 @@ def cmd_run(args, here):
     if not path or not os.path.exists(path):
         sys.stderr.write("bcoz: error: command not found: %s\n" % cmd[0])
         return 127
-    why = target.unprofilable(path)
+    why = target.unreached(path)
     if why:
-        raise UsageError("cannot profile %s: it %s" % (path, why))
+        sys.stderr.write("bcoz: warning: %s %s\n" % (path, why))
     env = run_env(o, os.environ)
     lib = find_lib(here)
     pre = env.get("LD_PRELOAD", "")

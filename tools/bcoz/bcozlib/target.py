@@ -3,37 +3,43 @@
 
 The runtime reaches a program through the dynamic linker (LD_PRELOAD) and
 writes the profile from the C library's exit path.  A program that has
-neither gives an empty profile and no message at all, because the runtime
-never ran: a statically linked program (busybox, a Go program built
-without cgo), and a Go program, whose runtime ends the process with its
-own system call (a profile of 33 bytes, its start-up record only, for a
-Go program linked with cgo or -linkmode=external).  unprofilable() reads the
+neither leaves no profile and no message at all, because the runtime never
+ran or never ended: a statically linked program (busybox, a Go program
+built without cgo), and a Go program, whose runtime ends the process with
+its own system call (a profile of 33 bytes, its start-up record only, for a
+Go program linked with cgo or -linkmode=external).  unreached() reads the
 ELF headers of the command (and of a script's interpreter) to say so first.
+
+It warns and does not refuse: a static program that only starts the one
+to profile (busybox env, a container's init, a `#!/bin/busybox sh`
+wrapper that execs it) passes LD_PRELOAD on, and that program is profiled.
 """
 import os
 import re
+import stat
 import struct
 
+ET_EXEC, ET_DYN = 2, 3
 PT_INTERP = 3
-# sections only the Go toolchain writes (kept by strip)
+# sections only the Go toolchain writes (kept by strip); a C program that
+# links a Go c-archive has them too, hence "holds Go code"
 GO_SECTIONS = (b".go.buildinfo", b".note.go.buildid")
+# the dynamic linker run as a program (ld.so ./app) does read LD_PRELOAD
+DYNAMIC_LINKER = re.compile(r"ld(64)?([-.].*)?\.so")
 
 
 class _Elf:
-    """The program headers' types and the section names of an ELF file."""
+    """The type, the program headers' types and the section names of an
+    ELF file (section names stay empty where the table is out of reach)."""
 
     def __init__(self, f):
         ident = f.read(16)
         if len(ident) < 16 or ident[:4] != b"\x7fELF" or ident[4] not in (1, 2):
             raise ValueError("not ELF")
         wide, end = ident[4] == 2, "<" if ident[5] == 1 else ">"
-        if wide:
-            fmt = end + "HHIQQQIHHHHHH"
-        else:
-            fmt = end + "HHIIIIIHHHHHH"
-        hdr = f.read(struct.calcsize(fmt))
-        (_, _, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum,
-         shstrndx) = struct.unpack(fmt, hdr)
+        fmt = end + ("HHIQQQIHHHHHH" if wide else "HHIIIIIHHHHHH")
+        (self.type, _, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum,
+         shstrndx) = struct.unpack(fmt, f.read(struct.calcsize(fmt)))
         self.segments = []
         for i in range(phnum):
             f.seek(phoff + i * phentsize)
@@ -50,45 +56,60 @@ class _Elf:
         _, stroff, strsize = section(shstrndx)
         f.seek(stroff)
         names = f.read(min(strsize, 1 << 20))
-        for i in range(shnum):
+        for i in range(min(shnum, 1 << 16)):
             name = section(i)[0]
             self.sections.append(names[name:names.find(b"\0", name)])
 
 
-def _interpreter(path):
-    """The program a '#!' script names, or None."""
+def _open_regular(path):
+    """PATH opened for reading if it is a regular file, else None (a FIFO
+    or a terminal would block the read)."""
     try:
-        with open(path, "rb") as f:
-            line = f.readline(256)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return os.fdopen(fd, "rb")
+
+
+def _interpreter(f):
+    """The program a '#!' script names, or None."""
+    f.seek(0)
+    line = f.readline(256)
     if not line.startswith(b"#!"):
         return None
     words = line[2:].split()
     return words[0].decode(errors="replace") if words else None
 
 
-def unprofilable(path, depth=0):
-    """Why bcoz cannot profile the program at PATH, as the rest of a sentence
-    whose subject is PATH ("is statically linked, ... Fix: ..."), or None
-    when it can, or when PATH is no ELF file that can be read (the exec then
-    says what is wrong)."""
-    try:
-        with open(path, "rb") as f:
+def unreached(path, depth=0):
+    """Why bcoz's runtime would not profile the program at PATH, as the rest
+    of a sentence whose subject is PATH ("is statically linked, ... Fix:
+    ..."), or None when nothing says so (also when PATH is no readable
+    regular ELF file or script: the exec then says what is wrong)."""
+    f = _open_regular(path)
+    if f is None:
+        return None
+    with f:
+        try:
             elf = _Elf(f)
-    except (OSError, ValueError, struct.error):
-        interp = _interpreter(path) if depth == 0 else None
-        why = interp and unprofilable(interp, depth + 1)
-        return why and "runs with %s, which %s" % (interp, why)
+        except (ValueError, struct.error, OSError):
+            interp = _interpreter(f) if depth == 0 else None
+            why = interp and unreached(interp, depth + 1)
+            return why and "runs with %s, which %s" % (interp, why)
+    if elf.type not in (ET_EXEC, ET_DYN):
+        return None
     if any(s in GO_SECTIONS for s in elf.sections):
-        return ("is a Go program: its runtime ends the process with its own system "
-                "call, not through the C library's exit, where bcoz writes its profile "
-                "(and built without cgo it starts its threads so too, unsampled), so "
-                "the profile would hold nothing. For its on- and off-CPU time use bperf "
-                "record -g instead")
-    if PT_INTERP not in elf.segments and not re.match(r"ld[-.].*\.so", os.path.basename(path)):
-        # (the dynamic linker run as a program, ld.so ./app, does read LD_PRELOAD)
+        return ("holds Go code (Go's .go.buildinfo section): the Go runtime ends a "
+                "process with its own system call, not through the C library's exit "
+                "where bcoz writes its profile, so a Go program's profile stays empty. For "
+                "its on- and off-CPU time use bperf record -g instead")
+    if PT_INTERP not in elf.segments and not DYNAMIC_LINKER.match(os.path.basename(path)):
         return ("is statically linked, and bcoz's runtime (libbcoz.so) is loaded by the "
-                "dynamic linker (LD_PRELOAD), which a static program never runs: nothing "
-                "would be profiled. Fix: link it dynamically (without -static)")
+                "dynamic linker (LD_PRELOAD), which a static program never runs: it is "
+                "not profiled, only a dynamically linked program it execs would be. Fix: "
+                "link it dynamically, or if it only starts the program to profile, put "
+                "that program after --- instead")
     return None

@@ -177,7 +177,8 @@ def actual_estimate(base, changed, capped=False):
     0, read +9.5 with an error of 2.2, where the pairs read +4.2).
 
     CAPPED values cannot pass a ceiling: a stage's busy share (the items
-    made per item-time of that stage, truth.busy_stage) is at most 1.  The
+    made per item-time of that stage, truth.busy_stage) is at most 1, and
+    per unit of a changed stage's work at most 1 over the work left.  The
     best run of such values is the one that waited least, whatever the
     level, so a best-of reads a speedup that removes waiting as about 0:
     the balanced pipeline's worker line, whose halving took the reader's
