@@ -17,11 +17,13 @@
 #include <alloca.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -592,9 +594,39 @@ pid_t fork(void)
 {
 	pid_t p = REAL(fork)();
 
-	if (p == 0 && bcoz_active)
+	if (p == 0 && (bcoz_active || bcoz_forked()))
 		bcoz_after_fork_child();
 	return p;
+}
+
+/*
+ * --follow-exec into a statically linked program: it never loads us, and
+ * the rest of the run would go unprofiled without a word.  FILE is looked
+ * up in PATH as execvp() does when SEARCH.
+ */
+static void warn_static_exec(const char *file, int search)
+{
+	char buf[PATH_MAX];
+	const char *path = file, *p = getenv("PATH");
+
+	if (search && !strchr(file, '/')) {
+		path = NULL;
+		for (p = p ? p : "/bin:/usr/bin"; *p && !path; p += *p == ':') {
+			size_t n = strcspn(p, ":");
+
+			if (snprintf(buf, sizeof(buf), "%.*s/%s", (int)(n ? n : 1),
+				     n ? p : ".", file) < (int)sizeof(buf) &&
+			    !access(buf, X_OK))
+				path = buf;
+			p += n;
+		}
+		if (!path)
+			return;
+	}
+	if (linemap_static_program(path))
+		bcoz_msg("warning: --follow-exec: %s is statically linked, so it never loads "
+			 "bcoz's runtime (LD_PRELOAD) and is not profiled; a dynamically "
+			 "linked program it execs would be\n", path);
 }
 
 /*
@@ -602,8 +634,10 @@ pid_t fork(void)
  * not: the parent goes on being profiled, and the child must not touch the
  * memory it shares with the parent (bcoz_shutdown() checks that too).
  */
-static int before_exec(void)
+static int before_exec(const char *file, int search)
 {
+	if (bcoz_exec_followed())
+		warn_static_exec(file, search);
 	if (!bcoz_active || bcoz_in_other_process())
 		return 0;
 	/* exec does not return to us: write the profile now */
@@ -619,7 +653,7 @@ static void exec_failed(void)
 
 int execve(const char *path, char *const argv[], char *const envp[])
 {
-	int r, was = before_exec();
+	int r, was = before_exec(path, 0);
 
 	r = REAL(execve)(path, argv, envp);
 	if (was)
@@ -629,7 +663,7 @@ int execve(const char *path, char *const argv[], char *const envp[])
 
 int execv(const char *path, char *const argv[])
 {
-	int r, was = before_exec();
+	int r, was = before_exec(path, 0);
 
 	r = REAL(execv)(path, argv);
 	if (was)
@@ -639,7 +673,7 @@ int execv(const char *path, char *const argv[])
 
 int execvp(const char *file, char *const argv[])
 {
-	int r, was = before_exec();
+	int r, was = before_exec(file, 1);
 
 	r = REAL(execvp)(file, argv);
 	if (was)
@@ -649,7 +683,7 @@ int execvp(const char *file, char *const argv[])
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	int r, was = before_exec();
+	int r, was = before_exec(file, 1);
 
 	r = REAL(execvpe)(file, argv, envp);
 	if (was)

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "runtime.h"
@@ -666,6 +667,43 @@ void linemap_declared_points(void (*cb)(const char *name, const char *obj))
 {
 	for (struct decl *x = decls; x; x = x->next)
 		cb(x->name, x->obj);
+}
+
+/*
+ * A program that has no PT_INTERP is statically linked: it never runs the
+ * dynamic linker, so LD_PRELOAD never loads us into it (--follow-exec
+ * warns; the launcher checks the first command, bcozlib/target.py).
+ * 0 for anything that is not a readable regular ELF executable.
+ */
+int linemap_static_program(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int is_static = 0;
+	size_t n;
+	GElf_Ehdr eh;
+	struct stat st;
+	Elf *elf;
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &eh) &&
+	    (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) && !elf_getphdrnum(elf, &n)) {
+		GElf_Phdr ph;
+
+		is_static = 1;
+		for (size_t i = 0; i < n; i++)
+			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP)
+				is_static = 0;
+	}
+	elf_end(elf);
+	close(fd);
+	return is_static;
 }
 
 /* libbcoz.so itself: never in scope, even for -b % */

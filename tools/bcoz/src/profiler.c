@@ -2027,9 +2027,35 @@ __attribute__((destructor)) static void bcoz_fini(void)
 	bcoz_shutdown();
 }
 
+/* a process forked from the profiled one, or from such a process: its pid */
+static pid_t forked_pid;
+
+/*
+ * Whether an exec from here is one --follow-exec follows: from the
+ * profiled process, or from a process forked from it (a shell's
+ * commands), but not from a vfork child, which shares its parent's memory
+ * and must not touch it (its pid is neither).
+ */
+int bcoz_exec_followed(void)
+{
+	pid_t me;
+
+	if (!bcoz_cfg.follow_exec)
+		return 0;
+	me = (pid_t)syscall(SYS_getpid);
+	return (bcoz_active && me == bcoz_pid) || (forked_pid && me == forked_pid);
+}
+
+int bcoz_forked(void)
+{
+	return forked_pid != 0;
+}
+
 void bcoz_after_fork_child(void)
 {
 	struct bcoz_thread *t = self_thread;
+
+	forked_pid = (pid_t)syscall(SYS_getpid);
 
 	/* the inherited perf fd belongs to the parent's thread: drop it untouched */
 	if (t) {

@@ -128,6 +128,7 @@ int linemap_blind(uint64_t addr);		/* in-scope object without lines there, or -1
 int linemap_blind_stripped(int b);		/* ... and without any symbol */
 void linemap_blind_count(int b, uint64_t weight);
 void linemap_report_blind(uint64_t total);	/* at exit: where the profile was blind */
+int linemap_static_program(const char *path);	/* regular ELF file without PT_INTERP */
 
 /* ---- sampler ---- */
 struct bcoz_thread {
@@ -225,6 +226,8 @@ uint64_t bcoz_current_local(void);
 void bcoz_shutdown(void);
 void bcoz_after_fork_child(void);
 int bcoz_in_other_process(void);
+int bcoz_forked(void);			/* forked from the profiled process */
+int bcoz_exec_followed(void);		/* --follow-exec follows an exec from here */
 /* 1 while bcoz's handler stands in for the default action of a fatal signal */
 extern int bcoz_stand_in[];	/* a vfork child of the profiled process */
 

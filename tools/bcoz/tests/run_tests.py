@@ -1387,7 +1387,8 @@ def t_locked_memory_threads():
 
 
 def t_follow_exec_nodebug():
-    """--follow-exec: an exec'd program without debug info runs, unprofiled."""
+    """--follow-exec: an exec'd program without debug info runs, unprofiled;
+    a statically linked one (which never loads the runtime) is named."""
     true = shutil.which("true")
     nat = native(["spawn", true])
     assert "status 0" in nat.stdout, nat
@@ -1395,7 +1396,20 @@ def t_follow_exec_nodebug():
                            [prog("robust"), "spawn", true], timeout=30)
     assert rc == 0 and "status 0" in out, (rc, out, err)
     assert "runs unprofiled" in err and "error" not in err, err
-    return "the child exited 0, as natively; -v says it ran unprofiled"
+    assert "statically linked" not in err, err
+    msg = "the child exited 0, as natively; -v says it ran unprofiled"
+    # a statically linked child never loads the runtime: named at the exec
+    src = os.path.join(TMP, "static-true.c")
+    with open(src, "w") as f:
+        f.write("int main(void) { return 0; }\n")
+    exe = os.path.join(TMP, "static-true")
+    if subprocess.run(["gcc", "-static", "-o", exe, src]).returncode:
+        return msg + "; static linking unavailable, the static child not checked"
+    rc, out, err, dt = run(["-o", prof("follow-static.coz"), "--end-to-end", "--follow-exec"],
+                           [prog("robust"), "spawn", exe], timeout=30)
+    assert rc == 0 and "status 0" in out, (rc, out, err)
+    assert ("warning: --follow-exec: %s is statically linked" % exe) in err, err
+    return msg + "; a static child named at its exec"
 
 
 def t_end_to_end_no_sample():
@@ -1785,7 +1799,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("locked memory: 100 threads unprivileged", t_locked_memory_threads),
     ("--end-to-end: a parent that only waits for its child", t_end_to_end_no_sample),
     ("--end-to-end: the line is drawn after the start-up", t_end_to_end_not_startup),
-    ("--follow-exec: child without debug info", t_follow_exec_nodebug),
+    ("--follow-exec: child without debug info, static child", t_follow_exec_nodebug),
     ("abort, SIGSEGV, SIGTERM keep the final records", t_fatal_signals),
     ("a program that closes its stderr", t_closed_stderr),
     ("lost sample records: counted, and the advice works", t_lost_records),
