@@ -25,12 +25,12 @@ PT_INTERP = 3
 # links a Go c-archive has them too, hence "holds Go code"
 GO_SECTIONS = (b".go.buildinfo", b".note.go.buildid")
 # the dynamic linker run as a program (ld.so ./app) does read LD_PRELOAD
-DYNAMIC_LINKER = re.compile(r"ld(64)?([-.].*)?\.so")
+DYNAMIC_LINKER = re.compile(r"ld(64)?(-[^/]*)?\.so(\.\d+)*$")
 
 
 class _Elf:
     """The type, the program headers' types and the section names of an
-    ELF file (section names stay empty where the table is out of reach)."""
+    ELF file (no section names where their table is out of reach)."""
 
     def __init__(self, f):
         ident = f.read(16)
@@ -45,6 +45,12 @@ class _Elf:
             f.seek(phoff + i * phentsize)
             self.segments.append(struct.unpack(end + "I", f.read(4))[0])
         self.sections = []
+        try:
+            self._read_sections(f, wide, end, shoff, shentsize, shnum, shstrndx)
+        except (struct.error, ValueError, OSError):
+            self.sections = []
+
+    def _read_sections(self, f, wide, end, shoff, shentsize, shnum, shstrndx):
         if not shoff or shstrndx >= shnum:
             return
         sh = end + ("IIQQQQ" if wide else "IIIIII")
@@ -62,9 +68,13 @@ class _Elf:
 
 
 def _open_regular(path):
-    """PATH opened for reading if it is a regular file, else None (a FIFO
-    or a terminal would block the read)."""
+    """PATH opened for reading if it is a regular file, else None: a FIFO
+    is never opened (the read would block, and a close would hand its
+    writer a SIGPIPE), nor a device.  O_NONBLOCK for a file swapped for a
+    FIFO in between; the type is checked again once open."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
@@ -84,29 +94,49 @@ def _interpreter(f):
     return words[0].decode(errors="replace") if words else None
 
 
-def unreached(path, depth=0):
-    """Why bcoz's runtime would not profile the program at PATH, as the rest
-    of a sentence whose subject is PATH ("is statically linked, ... Fix:
-    ..."), or None when nothing says so (also when PATH is no readable
-    regular ELF file or script: the exec then says what is wrong)."""
+def _load(path):
+    """(ELF headers, None) of the executable or shared object at PATH, or
+    (None, the '#!' interpreter or None) of anything else."""
     f = _open_regular(path)
     if f is None:
-        return None
+        return None, None
     with f:
         try:
             elf = _Elf(f)
         except (ValueError, struct.error, OSError):
-            interp = _interpreter(f) if depth == 0 else None
-            why = interp and unreached(interp, depth + 1)
-            return why and "runs with %s, which %s" % (interp, why)
-    if elf.type not in (ET_EXEC, ET_DYN):
+            return None, _interpreter(f)
+    return (elf, None) if elf.type in (ET_EXEC, ET_DYN) else (None, None)
+
+
+def _static(elf, path):
+    return PT_INTERP not in elf.segments and not DYNAMIC_LINKER.match(os.path.basename(path))
+
+
+def unreached(path):
+    """Why bcoz's runtime would not profile the program at PATH, as the rest
+    of a sentence whose subject is PATH ("is statically linked, ... Fix:
+    ..."), or None when nothing says so (also when PATH is no readable
+    regular ELF file or script: the exec then says what is wrong)."""
+    elf, interp = _load(path)
+    if interp:
+        ielf = _load(interp)[0]
+        if ielf is None or not _static(ielf, interp):
+            return None
+        return ("runs with %s, a statically linked interpreter, which never loads "
+                "bcoz's runtime (LD_PRELOAD is read by the dynamic linker): the script "
+                "is not profiled, only a dynamically linked program it execs would be. "
+                "Fix: run it with a dynamically linked interpreter, or put the program "
+                "it starts after --- instead" % interp)
+    if elf is None:
         return None
     if any(s in GO_SECTIONS for s in elf.sections):
         return ("holds Go code (Go's .go.buildinfo section): the Go runtime ends a "
                 "process with its own system call, not through the C library's exit "
-                "where bcoz writes its profile, so a Go program's profile stays empty. For "
-                "its on- and off-CPU time use bperf record -g instead")
-    if PT_INTERP not in elf.segments and not DYNAMIC_LINKER.match(os.path.basename(path)):
+                "where bcoz writes its profile, so a Go program's profile holds its "
+                "start-up record only (a C program that links a Go c-archive exits "
+                "through the C library and is profiled as usual). For a Go program's "
+                "on- and off-CPU time use bperf record -g instead")
+    if _static(elf, path):
         return ("is statically linked, and bcoz's runtime (libbcoz.so) is loaded by the "
                 "dynamic linker (LD_PRELOAD), which a static program never runs: it is "
                 "not profiled, only a dynamically linked program it execs would be. Fix: "

@@ -697,7 +697,13 @@ def truth_check(name, marker, no_effect=False, judge=True):
 
 
 def t_pipeline_bottleneck():
-    """Reader-bound pipeline: speeding the reader (the bottleneck)."""
+    """Reader-bound pipeline: speeding the reader (the bottleneck).
+
+    Its actual is counted per unit of the reader's work (truth.busy_stage):
+    the model's +50 lowered by the waits the halving left the reader, not
+    what the host's speed did to it.  In rounds per second a CI read
+    +31.8 (SE 3.3) against a prediction of +43.2 and failed, on a host
+    whose reader item took 2.6 to 9.2 ms in consecutive 1 s runs."""
     return truth_check("pipeline-reader", "LOOP_R")
 
 
@@ -1032,6 +1038,7 @@ def t_unreached_programs():
         f.write('__attribute__((used, section(".go.buildinfo")))\n'
                 'const char go_buildinfo[32] = "\\xff Go buildinf:";\n')
     exe = build("toy-go", [], [src, gosrc])
+    assert exe, "gcc could not build toy.c with a .go.buildinfo section"
     rc, out, err, _ = bcoz([exe, "1", "1000"], "go")
     assert rc == 0 and "rounds" in out, (rc, out, err)
     assert "warning: %s holds Go code" % exe in err and "bperf record -g" in err, err
@@ -1051,8 +1058,8 @@ def t_unreached_programs():
             f.write("#!%s 1\n" % static)     # toy 1 SCRIPT: one round, calibrated
         os.chmod(script, 0o755)
         rc, out, err, _ = bcoz([script], "sh")
-        assert "warning: %s runs with %s, which is statically linked" % (script, static) \
-            in err, (rc, err)
+        assert "warning: %s runs with %s, a statically linked interpreter" % (
+            script, static) in err, (rc, err)
         execsrc = os.path.join(TMP, "execer.c")
         with open(execsrc, "w") as f:
             f.write("#include <unistd.h>\n"
@@ -1066,7 +1073,9 @@ def t_unreached_programs():
     os.mkfifo(fifo)
     rc, out, err, _ = bcoz([fifo], "fifo")
     assert rc == 126 and "warning" not in err, (rc, err)
-    ldso = os.path.realpath("/lib64/ld-linux-x86-64.so.2")
+    # Debian's /usr/bin/ld.so (a link: the name is what is matched)
+    ldso = "/usr/bin/ld.so" if os.path.exists("/usr/bin/ld.so") else \
+        os.path.realpath("/lib64/ld-linux-x86-64.so.2")
     rc, out, err, wrote = bcoz(toy, "dyn")
     assert rc == 0 and wrote and "statically" not in err and "Go code" not in err, err
     if os.path.exists(ldso):
@@ -1736,7 +1745,7 @@ def t_busy_stage():
     # time): per unit of the reader's work, whatever each run's speed (the
     # halved runs on a machine a quarter slower); the halved reader's waits
     # still count
-    view = truth.busy_stage("w_ms", "worker", ("r_ms", "reader"))
+    view = truth.busy_stage("w_ms", "worker", ("r_ms", "reader", 3))
     speeds = (1.0, 0.7, 1.3, 0.9)
     got = {}
     for busy in (0.99, 0.8):
@@ -1751,9 +1760,11 @@ def t_busy_stage():
         assert abs(got[busy] - (1 - 0.99 / (2 * busy)) * 100) < 0.1, (busy, got)
     wild = precision.paired_speedup(rps[0], rps[50])
     assert abs(wild - got[0.8]) > 10, (wild, got)
-    # a level that leaves none of the work: no unit to count in
-    vals, what = view({0: rps[0], 100: rps[50]}, {0: outs[0], 100: outs[50]})
-    assert what == "rounds/s", what
+    # a level at which the stage would no longer be the bottleneck (3 units
+    # to the other's 1: from 67 %), or that leaves none of its work
+    for level in (70, 100):
+        vals, what = view({0: rps[0], level: rps[50]}, {0: outs[0], level: outs[50]})
+        assert what == "rounds/s", (level, what)
     return ("busy reader: every run 0.99 item-times, speedup 0; idle reader: rounds/s; "
             "halved reader, idle worker, per unit of its work: %+.1f busy, %+.1f waiting "
             "a fifth (rounds/s %+.1f)" % (got[0.99], got[0.8], wild))

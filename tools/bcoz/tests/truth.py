@@ -98,12 +98,13 @@ def busy_stage(key, stage, changed=None):
     printed milliseconds per item, r_ms or w_ms) needs for one item, that
     is rounds per second times that time, when that stage is busy (median
     share of the unchanged runs at least REF_BUSY).  Otherwise, with
-    CHANGED, (key, stage) of the stage whose line the runs shorten: the
-    items made per unit of its work, rounds per second times its
-    milliseconds per item over the share of its work left at that level
-    (at 50 %, an item's loop is half as long, so an item-time of the
-    unchanged program is twice the time measured).  Rounds per second
-    otherwise, and at a level that leaves none of the work.
+    CHANGED, (key, stage, ratio) of the stage whose line the runs shorten
+    and its work per item over the other stage's: the items made per unit
+    of its work, rounds per second times its milliseconds per item over
+    the share of its work left at that level (at 50 %, an item's loop is
+    half as long, so an item-time of the unchanged program is twice the
+    time measured), while that share times RATIO stays above 1 (the
+    stage stays the bottleneck).  Rounds per second otherwise.
 
     Virtual speedup predicts a line's effect with the rest of the program
     running at its usual speed; a real run cannot hold the machine still.
@@ -121,7 +122,8 @@ def busy_stage(key, stage, changed=None):
 
     The changed stage is the clock where the other stage waits and the
     changed one, by design, computes and stays the bottleneck at the
-    level (pipeline_cases(): the reader-bound R, the worker-bound W): on
+    level (pipeline_cases(): the reader-bound R, the worker-bound W, below
+    a level of 67): on
     2026-11-29 one 3-unit reader item took 2.6 to 9.2 ms in consecutive
     1 s runs, and a CI run's rounds per second read the reader's halving
     +31.8 (SE 3.3 after 31 rounds) against a prediction of +43.2.  Per
@@ -133,7 +135,11 @@ def busy_stage(key, stage, changed=None):
     stage's clock leaves out what it did to the other stage: a halved
     reader leaves its worker busy twice as often, which on this host
     slowed the reader's CPU, a cost of the machine that virtual speedup
-    does not model.  It is chosen by the shape, never by the runs.  Not
+    does not model.  So counted, the actual is 1 - (1 - level) * b0 / bL
+    (b0, bL: the stage's busy share unchanged and changed): the model's
+    figure, lowered only by the waits the change left that stage; it
+    checks a prediction against the model and those waits, not against
+    the machine.  It is chosen by the shape, never by the runs.  Not
     for a stage that waits at that level (the balanced shapes, fullq and
     emptyq: emptyq's halved reader waits 45 % of the time, and a waiting
     CPU runs slower, so its halving read +25.8 where rounds per second
@@ -155,7 +161,7 @@ def busy_stage(key, stage, changed=None):
         per = {s: [rate * ms(out) / 1e3 for rate, out in zip(rps[s], outs[s])] for s in rps}
         if statistics.median(per[0]) >= REF_BUSY:
             return per, "in %s time" % stage
-        if changed and max(rps) < 100:
+        if changed and all((100 - s) / 100 * changed[2] > 1 for s in rps):
             cms = reader(changed[0])
             return ({s: [rate * cms(out) / 1e3 / ((100 - s) / 100)
                          for rate, out in zip(rps[s], outs[s])] for s in rps},
@@ -172,8 +178,9 @@ def pipeline_cases():
     for prefix, kind, reader_line in (("pipeline", "cpu", "LOOP_R"),
                                       ("sleep-pipe", "sleep", "SLEEP_R")):
         for mode in ("reader", "worker", "balanced"):
-            r_own = ("r_ms", "reader") if kind == "cpu" and mode == "reader" else None
-            w_own = ("w_ms", "worker") if mode == "worker" else None
+            # the line's stage does 3 units an item to the other's 1
+            r_own = ("r_ms", "reader", 3) if kind == "cpu" and mode == "reader" else None
+            w_own = ("w_ms", "worker", 3) if mode == "worker" else None
             for line, marker, view in (("R", reader_line, busy_stage("w_ms", "worker", r_own)),
                                        ("W", "LOOP_W", busy_stage("r_ms", "reader", w_own))):
                 yield ("%s-%s" % (prefix, mode), "pipeline", "unit_iterations", "pipeline.c",
