@@ -33,7 +33,7 @@ BS_FIXTURE(stale_stamp);
 
 static struct {
 	volatile pid_t tid;
-	volatile int go, awake, done;
+	volatile int go, awake, opened, done;
 } ctx;
 
 static void *sleeper(void *arg)
@@ -45,6 +45,17 @@ static void *sleeper(void *arg)
 	bs_sleep_ns(SLEEP_MS * BS_NSEC_PER_MSEC);
 	__atomic_store_n(&ctx.awake, 1, __ATOMIC_RELEASE);
 	bs_spin_ns(RUN_MS * BS_NSEC_PER_MSEC);
+	/*
+	 * A loaded host can hold the opener past RUN_MS (a CI run whose VM
+	 * shared the host with another: perf_event_open on the exited
+	 * sleeper, ESRCH): stay until both events are open, and run a
+	 * while with them.
+	 */
+	if (!__atomic_load_n(&ctx.opened, __ATOMIC_ACQUIRE)) {
+		while (!__atomic_load_n(&ctx.opened, __ATOMIC_ACQUIRE))
+			;
+		bs_spin_ns(RUN_MS / 4 * BS_NSEC_PER_MSEC);
+	}
 	__atomic_store_n(&ctx.done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -75,6 +86,7 @@ TEST_F_TIMEOUT(stale_stamp, reopen_after_keys_off, 120)
 	t_open = bs_now_ns();
 	BS_OPEN(&a, &attr, ctx.tid, -1);
 	BS_OPEN(&b, &attr, ctx.tid, -1);	/* reschedules a on the task */
+	__atomic_store_n(&ctx.opened, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&ctx.done, __ATOMIC_ACQUIRE))
 		usleep(1000);
 	pthread_join(th, NULL);
