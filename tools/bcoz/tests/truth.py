@@ -291,16 +291,17 @@ def profiled_actual(exe, calib, level, args, line):
                 return {"profiled": act, "profiled_se": se}
 
 
-def measure(case, level=50, experiments=12, actual=True, profiled=False):
+def measure(case, level=50, experiments=12, actual=True, profiled=False, **precise):
     """{predicted, actual, se, runs, time, ...} for one case; PROFILED adds
-    the profiled actual (profiled_actual())."""
+    the profiled actual (profiled_actual()).  PRECISE: run_tests.precise_run()'s
+    target, budget_s and hard_max."""
     name, exe, key, src, marker, args, view = case
     line = R.marker_line(src, marker)
     p = R.prof("truth-%s-%s.coz" % (name, marker))
     t0 = time.time()
     out, calib, se, runs, dt = R.precise_run(
         p, ["--fixed-line", line, "--speedups", "0,%d" % level], exe, key, experiments,
-        line, (level,), extra=args(100))
+        line, (level,), extra=args(100), **precise)
     c = R.curve(p, line)
     res = {"program": name, "line": "%s (%s)" % (marker, line), "level": level,
            "predicted": c.get(level), "summed": R.curve(p, line, local=False).get(level),
