@@ -665,11 +665,11 @@ def t_lock_line_o():
 # NO_EFFECT_MAX_RUNS runs; the rule looks at the spread only), and the bound
 # is judged only at that precision.  Forkjoin's small worker read, in nine
 # runs at SE 2.3-2.5, +3.5 -0.0 -3.1 -0.7 -0.2 -3.6 +1.8 -2.6 -5.1, and
-# +0.1 and -4.3 at SE 1.7 and 1.5; their actuals averaged -1.2 (a halved
+# +0.1 and -4.3 at SE 1.7 and 1.5; their actuals averaged -1.1 (a halved
 # small worker really leaves the round a little slower on this host).  So
-# at the SE of 2.5 the other checks stop at, the bound was 1.5 standard
+# at the SE of 2.5 the other checks stop at, the bound was 1.6 standard
 # errors from the truth and failed one CI in about fifteen (-5.1, SE 2.5,
-# actual -2.6); at 1.5 it is 2.5 away (under 1 %).
+# actual -2.6); at 1.5 it is 2.6 away (0.5 %).
 NO_EFFECT_MIN = -5.0
 NO_EFFECT_SE = 1.5
 NO_EFFECT_BUDGET_S, NO_EFFECT_MAX_RUNS = 1.5 * PRECISE_BUDGET_S, 48
