@@ -245,7 +245,7 @@ def rounds_per_s(rps, outs):
     return rps, "rounds/s"
 
 
-def actual_runs(name, iters, levels, args=None, secs=1.0, view=rounds_per_s):
+def actual_runs(name, iters, levels, args=None, secs=1.0, view=rounds_per_s, target=None):
     """Runs of NAME whose line really is LEVELS % shorter (the program's
     percent argument; ARGS(percent) gives the arguments after the
     calibration ITERS, default the percent), and of the unchanged program:
@@ -257,13 +257,14 @@ def actual_runs(name, iters, levels, args=None, secs=1.0, view=rounds_per_s):
     drift hits all of them; rounds of them are added, at least
     ACTUAL_MIN_REPS, until the bootstrap standard error of every speedup
     (precision.actual_estimate; capped when VIEW counted something other
-    than rounds per second) is at most SE_TARGET points or
+    than rounds per second) is at most TARGET points (default SE_TARGET) or
     ACTUAL_MAX_REPS rounds were made, and past that up to ACTUAL_MORE_REPS
     while it is above SE_GATE (actual_precise()): on a shared host whose
     speed swings by 20 % within seconds, a fixed five rounds read lock L at
     25 % anywhere from +10 to +32, and sixteen left the pipeline's worker at
     +9.3 (SE 4.0) for a true 0."""
     args = args or (lambda pct: [str(pct)])
+    target = SE_TARGET if target is None else target
     rps = {s: [] for s in (0,) + tuple(levels)}
     outs = {s: [] for s in rps}
     while True:
@@ -277,7 +278,7 @@ def actual_runs(name, iters, levels, args=None, secs=1.0, view=rounds_per_s):
         vals, what = view(rps, outs)
         ase = max(precision.actual_estimate(vals[0], vals[s], vals is not rps)[1]
                   for s in levels)
-        if (ase <= SE_TARGET or n >= ACTUAL_MORE_REPS or
+        if (ase <= target or n >= ACTUAL_MORE_REPS or
                 (n >= ACTUAL_MAX_REPS and ase <= SE_GATE)):
             return vals, rps, what
 

@@ -220,16 +220,17 @@ def find(name, marker):
     raise KeyError("%s %s" % (name, marker))
 
 
-def actual_speedup(exe, calib, level, args, view=None):
+def actual_speedup(exe, calib, level, args, view=None, target=None):
     """The actual speedup at LEVEL as run_tests.actual_speedups measures it
     (alternating 1 s runs, rounds added until precise; the best-of or the
     paired estimate, whichever has the smaller bootstrap error, paired when
     VIEW counted a busy stage's time), in VIEW's
     values (default rounds per second): {actual, other (the other
     estimate, as a check), actual_se, rounds, how (which estimate; in what,
-    and the rounds-per-second actual, when VIEW counted something else)}."""
+    and the rounds-per-second actual, when VIEW counted something else)}.
+    TARGET: the standard error the rounds go on to (run_tests.actual_runs)."""
     vals, rps, what = R.actual_runs(exe, calib, (level,), args,
-                                    view=view or R.rounds_per_s)
+                                    view=view or R.rounds_per_s, target=target)
     base, changed = vals[0], vals[level]
     # a busy stage's count is a share with a ceiling: paired (actual_estimate)
     act, se, how = P.actual_estimate(base, changed, capped=vals is not rps)
@@ -294,7 +295,8 @@ def profiled_actual(exe, calib, level, args, line):
 def measure(case, level=50, experiments=12, actual=True, profiled=False, **precise):
     """{predicted, actual, se, runs, time, ...} for one case; PROFILED adds
     the profiled actual (profiled_actual()).  PRECISE: run_tests.precise_run()'s
-    target, budget_s and hard_max."""
+    target, budget_s and hard_max; the actual's rounds go on to the same
+    target."""
     name, exe, key, src, marker, args, view = case
     line = R.marker_line(src, marker)
     p = R.prof("truth-%s-%s.coz" % (name, marker))
@@ -308,7 +310,7 @@ def measure(case, level=50, experiments=12, actual=True, profiled=False, **preci
            "se": se, "runs": runs, "profiled_s": dt,
            "actual": None, "printed": out.strip().splitlines()[-1] if out.strip() else ""}
     if actual:
-        res.update(actual_speedup(exe, calib, level, args, view))
+        res.update(actual_speedup(exe, calib, level, args, view, precise.get("target")))
     if profiled:
         res.update(profiled_actual(exe, calib, level, args, line))
     res["time"] = time.time() - t0
