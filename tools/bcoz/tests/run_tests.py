@@ -305,13 +305,14 @@ def calibration(out, key):
 
 
 def precise_run(path, args, name, calib_key, experiments, sel, levels, extra=(),
-                target=SE_TARGET, budget_s=PRECISE_BUDGET_S, hard_max=24):
+                target=None, budget_s=None, hard_max=24):
     """bcoz run ARGS --- NAME until the predictions at LEVELS are precise.
 
     The first run calibrates the program's rounds (it prints CALIB_KEY);
     later runs reuse that calibration and append to the same profile, until
     the largest bootstrap standard error over LEVELS is at most TARGET
-    points, or at least MAX_RUNS runs were made and they took BUDGET_S, or
+    points (default SE_TARGET), or at least MAX_RUNS runs were made and
+    they took BUDGET_S (default PRECISE_BUDGET_S), or
     HARD_MAX runs were made (precision.py: the rule looks at the spread
     only, never at the value).  EXTRA: the program's arguments after
     the calibration.  Returns the first run's output, the calibration, the
@@ -327,8 +328,9 @@ def precise_run(path, args, name, calib_key, experiments, sel, levels, extra=(),
         first.setdefault("out", out)
         first["t"] = first.get("t", 0.0) + dt
 
-    se, runs = precision.until_precise(path, sel, levels, run_once, target, MAX_RUNS,
-                                       budget_s, hard_max)
+    se, runs = precision.until_precise(
+        path, sel, levels, run_once, SE_TARGET if target is None else target, MAX_RUNS,
+        PRECISE_BUDGET_S if budget_s is None else budget_s, hard_max)
     return first["out"], calibration(first["out"], calib_key), se, runs, first["t"]
 
 
@@ -672,7 +674,7 @@ def t_lock_line_o():
 # errors from the truth and failed one CI in about fifteen (-5.1, SE 2.5,
 # actual -2.6); at 1.5 it is 2.6 away (0.5 %).
 NO_EFFECT_MIN = -5.0
-NO_EFFECT_SE = 1.5
+NO_EFFECT_SE = min(SE_TARGET, 1.5)
 NO_EFFECT_BUDGET_S, NO_EFFECT_MAX_RUNS = 1.5 * PRECISE_BUDGET_S, 48
 
 

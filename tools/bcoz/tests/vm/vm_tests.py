@@ -65,12 +65,13 @@ from tap import Tap  # noqa: E402
 GAIN = 10.0     # a "clear gain" at 50 % line speedup, in program-speedup points
 ZERO = 10.0     # "~0": |prediction| at 50 % within this many points
 TRUTH_TOL = 10.0        # prediction vs actual speedup (as the host suite)
-TRUTH_SE = 1.5          # and the standard error both run to (truth.TABLE_SE)
 PAID = 0.8      # share of the inserted delay the critical thread pays
 # A configuration's runs append to one profile until the standard error of
 # its prediction is at most SE_TARGET points (BCOZ_TEST_SE), up to MAX_RUNS
 # runs: a TCG guest on a busy host is far noisier than on an idle one.
 SE_TARGET = float(os.environ.get("BCOZ_TEST_SE", "3.5"))
+# the truth rows' prediction and actual aim at this (truth.TABLE_SE)
+TRUTH_SE = min(SE_TARGET, 1.5)
 MAX_RUNS = 3
 TIMEOUT = float(os.environ.get("BCOZ_TEST_TIMEOUT", "600"))
 
@@ -330,14 +331,15 @@ def main(argv):
     # it, and the samples of bcoz's own SIGPROF handler went elsewhere
     # (Documentation/bcoz/bcoz.rst, "Attribution of a sample").  With both
     # charged where they fell: -3.7..+2.3 off in six truth.sh runs on both
-    # kernels and 0.0 here (2026-11-28).  Within TRUTH_TOL, as the
-    # sleeping reader.  Printed, not asserted, while issue 11 is open: in
-    # eight fresh-clone CIs it read 0.6 to 12.8 below its actual (mean
-    # 4.7), and on 2026-11-29, with each of the host's CPUs running at
-    # under half its best speed most of the time, -12.8, -8.9 and -14.7 at
-    # standard errors of 1.5-2.1 (likely the late samples above, which grow
-    # as the guest slows; not measured; the host suite's L read +49.9).  The asserted rows
-    # run both estimates to TRUTH_SE, as truth.sh's tables do.
+    # kernels and 0.0 here (2026-11-28).  Printed, not asserted, while
+    # issue 11 is open: in eight fresh-clone CIs it read 0.6 to 12.8 below
+    # its actual (mean 4.7), and on 2026-11-29, with each of the host's
+    # CPUs running at under half its best speed most of the time, -12.8,
+    # -8.9 and -14.7 at standard errors of 1.5-2.1 (likely the late samples
+    # above, which grow as the guest slows; not measured; the host suite's
+    # L read +49.9).  The asserted rows aim both estimates at TRUTH_SE, as
+    # truth.sh's tables do (the actual's rounds stop at ACTUAL_MAX_REPS
+    # once its SE is within SE_GATE).
     import run_tests  # sets truth.R (the host suite's helpers); actual_precise()
     import truth
     for name, mark, what, asserted in (("sleep-pipe-reader", "SLEEP_R", "the bottleneck", True),
