@@ -19,7 +19,7 @@ sleep-bound loop (tests/vm/sleeper.c):
       unprofiled runs whose sleep really is half as long; worker-bound (no
       effect) printed, not asserted; and tests/lock.c's holder L against
       unprofiled runs whose loop L really is half as long, printed, not
-      asserted while issue 11 is open (it read 9-15 points low in the
+      asserted while issue 11 is open (it read 4-15 points low in the
       guest on a slow host).
   oversub (one thread more than CPUs, tests/vm/oversub.c): --blocked-scope s
       at 100 % predicts a gain between a third of the share of time the
@@ -335,9 +335,10 @@ def main(argv):
     # issue 11 is open: in eight fresh-clone CIs it read 0.6 to 12.8 below
     # its actual (mean 4.7), and on 2026-11-29, with each of the host's
     # CPUs running at under half its best speed most of the time, -12.8,
-    # -8.9 and -14.7 at standard errors of 1.5-2.1 (likely the late samples
-    # above, which grow as the guest slows; not measured; the host suite's
-    # L read +49.9).  The asserted rows aim both estimates at TRUTH_SE, as
+    # -8.9 and -14.7 at standard errors of 1.5-2.1 (the last two without
+    # the sample rate held), where the host suite's L read +49.9.  Not the
+    # late samples above: bench/oncpu-points.sh read them no worse that
+    # day.  The cause is open.  The asserted rows aim both estimates at TRUTH_SE, as
     # truth.sh's tables do (the actual's rounds stop at ACTUAL_MAX_REPS
     # once its SE is within SE_GATE).
     import run_tests  # sets truth.R (the host suite's helpers); actual_precise()
