@@ -180,7 +180,7 @@ def cmd_plot(args):
             "progress point was reached, or the runs were shorter than one "
             "experiment (0.1 s, or BCOZ_EXP_MS, after a warm-up of BCOZ_WARMUP_PCT "
             "of that); see the messages printed by `bcoz run`" % (inp, runs))
-    results = analysis.analyse(exps)
+    results = analysis.analyse(exps, errors=True)
     if o.text:
         report.text_report(results, samples, runs, len(exps), sys.stdout)
     if out or not o.text:

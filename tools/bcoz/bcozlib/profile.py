@@ -161,8 +161,9 @@ def local_baselines(run):
     their duration less the delay, which is shorter when the program ran
     fast: on that host it read a line with no effect about a point lower.
     The baseline stays with its point, so a resample of the experiments
-    (the bootstrap in tests/precision.py) keeps each one's baseline."""
+    (analysis.standard_errors) keeps each one's baseline."""
     names = {p["name"] for e in run for p in e["points"] if p["kind"] == "throughput"}
+    run_id = run[0].get("run", 0) if run else 0
     for name in names:
         points = [_point(e, name) for e in run]
         zero = [p["delta"] / e["duration"]
@@ -171,17 +172,30 @@ def local_baselines(run):
         if sum(r is not None for r in zero) < 2:
             continue
         before, after, last = [], [None] * len(run), None
-        for r in zero:
+        for i, r in enumerate(zero):
             before.append(last)
-            last = r if r is not None else last
+            last = i if r is not None else last
         last = None
         for i in range(len(run) - 1, -1, -1):
             after[i] = last
-            last = zero[i] if zero[i] is not None else last
+            last = i if zero[i] is not None else last
+        # for the error of a prediction (analysis.baseline_errors): which
+        # 0 % experiments gave each baseline, and the noise of one 0 % rate
+        # (relative, squared): how far each is from the mean of the two
+        # around it, over 1.5 (that mean's own noise), so a steady drift
+        # is not counted as noise
+        rates = [r for r in zero if r is not None]
+        if len(rates) >= 3:
+            noise = sum(((y - (x + z) / 2) / y) ** 2
+                        for x, y, z in zip(rates, rates[1:], rates[2:])) / (len(rates) - 2) / 1.5
+        else:
+            noise = ((rates[1] - rates[0]) / ((rates[0] + rates[1]) / 2)) ** 2 / 2
         for p, b, a in zip(points, before, after):
-            near = [r for r in (b, a) if r is not None]
+            near = [k for k in (b, a) if k is not None]
             if p and near:
-                p["base"] = sum(near) / len(near)
+                p["base"] = sum(zero[k] for k in near) / len(near)
+                p["base_from"] = tuple((run_id, k, zero[k]) for k in near)
+                p["base_noise"] = noise
 
 
 def read_profile(path, warn=None):

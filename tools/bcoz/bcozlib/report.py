@@ -23,10 +23,13 @@ def text_report(results, samples, runs, nexp, out):
             out.write("  no experiment at 0 %%: the baseline is the %d %% level, so each row "
                       "is a speedup over that level, not over the unchanged program\n"
                       % min(r["speedups"]))
-        out.write("  %-13s %-12s %-10s %s\n" % ("line speedup", "program", "fit", "visits"))
+        se = r.get("se", {})
+        out.write("  %12s %12s %6s %10s %7s\n"
+                  % ("line speedup", "program", "+-se", "fit", "visits"))
         for s in sorted(r["speedups"]):
-            out.write("  %11d%% %+11.1f%% %+9.1f%% %7d\n"
-                      % (s, r["speedups"][s], r["fit"][s], r["visits"][s]))
+            out.write("  %11d%% %+11.1f%% %6s %+9.1f%% %7d\n"
+                      % (s, r["speedups"][s], "%.1f" % se[s] if s in se else "-",
+                         r["fit"][s], r["visits"][s]))
     if samples:
         out.write("\nsamples (weighted, on- and off-CPU):\n")
         tot = sum(samples.values()) or 1
@@ -41,7 +44,9 @@ def _escape(text):
 
 def svg_chart(r, w=360, h=240):
     pad_l, pad_b, pad_t, pad_r = 44, 34, 24, 10
+    se = r.get("se", {})
     ys = list(r["speedups"].values()) + list(r["fit"].values())
+    ys += [r["speedups"][x] + d * e for x, e in se.items() for d in (-1, 1)]
     ymin = min(-10.0, math.floor(min(ys) / 10) * 10)
     ymax = max(10.0, math.ceil(max(ys) / 10) * 10)
     pw, ph = w - pad_l - pad_r, h - pad_t - pad_b
@@ -76,10 +81,19 @@ def svg_chart(r, w=360, h=240):
     o.append('<polyline fill="none" stroke="#c0392b" stroke-width="2" points="%s"/>'
              % " ".join("%.1f,%.1f" % (X(x), Y(r["fit"][x])) for x in fx))
     for x, yv in sorted(r["speedups"].items()):
+        err = ""
+        if x in se:
+            # one standard error either side (analysis.standard_errors)
+            o.append('<path class="se" d="M%.1f %.1fV%.1fM%.1f %.1fh6M%.1f %.1fh6" '
+                     'stroke="#7f8c8d" fill="none"/>'
+                     % (X(x), Y(yv - se[x]), Y(yv + se[x]), X(x) - 3, Y(yv - se[x]),
+                        X(x) - 3, Y(yv + se[x])))
+            err = " &#177; %.1f" % se[x]
         o.append('<circle cx="%.1f" cy="%.1f" r="4" fill="#2c3e50" data-tip="line %d%% &#8594; '
-                 'program %+.1f%% (fit %+.1f%%, %d visits)"><title>%d%% -> %+.1f%% '
+                 'program %+.1f%%%s (fit %+.1f%%, %d visits)"><title>%d%% -> %+.1f%%%s '
                  '(%d visits)</title></circle>'
-                 % (X(x), Y(yv), x, yv, r["fit"][x], r["visits"][x], x, yv, r["visits"][x]))
+                 % (X(x), Y(yv), x, yv, err, r["fit"][x], r["visits"][x], x, yv, err,
+                    r["visits"][x]))
     o.append('<text x="%d" y="14" font-size="11">%s</text>'
              % (pad_l, _escape(short(r["selected"], 54))))
     o.append('</svg>')
@@ -96,7 +110,8 @@ def html_report(results, samples, runs, nexp, src):
          '<h1>bcoz causal profile</h1>',
          '<p>%s: %d run(s), %d experiments. Each chart: predicted program speedup '
          '(y) if the selected line or off-CPU subclass were sped up by x. Dots: '
-         'measured per speedup level; line: local linear fit.</p>'
+         'measured per speedup level, with a bar of one standard error either side '
+         'where the level has enough experiments; line: local linear fit.</p>'
          % (_escape(src), runs, nexp)]
     if not results:
         o.append('<p><b>No prediction yet</b>: need &ge; 2 speedup levels with &ge; %d '

@@ -4,8 +4,9 @@
 A synthetic profile with four lines whose throughput at each speedup level
 is set by construction; the expected numbers are what `bcoz plot --text`
 prints for the same profile.  Checks the default order (max speedup), sort
-by name and slope, the name filter and the tooltip of a dot, and saves a
-screenshot into the test log directory.
+by name and slope, the name filter, the tooltip of a dot with its
+standard error and the error bars, and saves a screenshot into the test
+log directory.
 """
 import os
 import re
@@ -26,18 +27,26 @@ LINES = {
 LEVELS = (0, 0.25, 0.5, 1.0)
 
 
+# the big line has three experiments per level (visits -6, +0, +6 around
+# LINES'), enough for an error bar at each level (analysis.analyse)
+SPREAD = {"src/zeta.c:10": (-6, 0, 6)}
+
+
 def write_profile(path):
     s = "startup\ttime=0\n"
     for sel, visits in LINES.items():
         for sp, d in zip(LEVELS, visits):
-            s += ("experiment\tselected=%s\tspeedup=%.2f\tduration=1000000000\t"
-                  "selected-samples=0\nthroughput-point\tname=p\tdelta=%d\n" % (sel, sp, d))
+            for dd in SPREAD.get(sel, (0,)):
+                s += ("experiment\tselected=%s\tspeedup=%.2f\tduration=1000000000\t"
+                      "selected-samples=0\nthroughput-point\tname=p\tdelta=%d\n"
+                      % (sel, sp, d + dd))
     with open(path, "w") as f:
         f.write(s)
 
 
 def parse_text(out):
-    """{line: {"max": float, "slope": float, "rows": {level: (prog, fit, visits)}}}"""
+    """{line: {"max": float, "slope": float,
+               "rows": {level: (prog, se or "-", fit, visits)}}}"""
     res, cur = {}, None
     for line in out.splitlines():
         m = re.match(r"^(\S+)  \(throughput point p\)  max ([-+][0-9.]+)%  slope ([-0-9.]+)$", line)
@@ -45,9 +54,11 @@ def parse_text(out):
             cur = res[m.group(1)] = {"max": float(m.group(2)), "slope": float(m.group(3)),
                                      "rows": {}}
             continue
-        m = re.match(r"^\s+(\d+)%\s+([-+][0-9.]+)%\s+([-+][0-9.]+)%\s+(\d+)$", line)
+        m = re.match(r"^\s+(\d+)%\s+([-+][0-9.]+)%\s+([0-9.]+|-)\s+([-+][0-9.]+)%\s+(\d+)$",
+                     line)
         if m and cur is not None:
-            cur["rows"][int(m.group(1))] = (m.group(2), m.group(3), int(m.group(4)))
+            cur["rows"][int(m.group(1))] = (m.group(2), m.group(3), m.group(4),
+                                            int(m.group(5)))
     return res
 
 
@@ -114,9 +125,13 @@ def run(bcoz, tmp, log_dir):
         ActionChains(drv).move_to_element(dots[i]).perform()
         tip = headless_chromium.wait_for(drv, "var t = document.getElementById('tip');"
                        "return t.style.display === 'block' ? t.textContent : null;")
-        prog, fit, visits = want[top]["rows"][50]
-        expect = "line 50%% \u2192 program %s%% (fit %s%%, %d visits)" % (prog, fit, visits)
+        prog, se, fit, visits = want[top]["rows"][50]
+        assert top in SPREAD and se != "-", "no error printed for %s at 50 %%" % top
+        expect = "line 50%% \u2192 program %s%% \u00b1 %s (fit %s%%, %d visits)" % (
+            prog, se, fit, visits)
         assert tip == expect, "tooltip %r, want %r" % (tip, expect)
+        bars = chart.find_elements(By.CSS_SELECTOR, "path.se")
+        assert len(bars) == len(levels) - 1, "%d error bars for %d levels" % (len(bars), len(levels))
         png = os.path.join(log_dir, "bcoz-plot.png")
         drv.save_screenshot(png)
         with open(png, "rb") as fp:

@@ -11,11 +11,16 @@ profile, up to a limit.  The stopping rule looks only at the spread of the
 experiments, never at whether the value passes, so it does not bias the
 check; the tolerance then stands for more than three standard errors.
 
-The standard error is a bootstrap through bcoz's own analysis
-(bcozlib.analysis), so it is the error of exactly the number the test
-checks: over experiments, resampled within each speedup level, and over
-whole runs, the larger of the two; it is believed from the MIN_RUNS-th run
-on.
+The standard error is the one `bcoz plot` prints
+(bcozlib.analysis.standard_errors), the error of exactly the number the
+test checks: the largest of a bootstrap over experiments, resampled within
+each speedup level, one over whole runs, and the error of the local
+baselines; it is believed from the MIN_RUNS-th run on.  Until 2026-11-29 it
+was the two bootstraps alone, which see a third to a half of the
+baselines' noise: a single run's error read 0.7 times the spread of
+single runs' predictions at 50 and 75 % (toy's loop A, nine runs on the
+2-CPU host; about 1 at 25 %), and 40 % of synthetic runs fell within one
+error of their truth (tests/unit_tests.py).
 """
 import math
 import os
@@ -38,8 +43,9 @@ from bcozlib import profile as cozprofile  # noqa: E402
 # same runs, stopping at the first run under 2.5 was off by 1.16 times the
 # error it reported; by 0.85 times with the rule here.  With experiments of
 # 0.5 s, 30 such runs: 1.69 (errors up to 12 points) and 1.13.
-# tests/stoprule.py records and replays such runs.
-MIN_RUNS = 3
+# tests/stoprule.py records and replays such runs.  The same number starts
+# the bootstrap over whole runs (bcozlib.analysis.standard_errors).
+MIN_RUNS = analysis.MIN_RUNS
 
 
 def matches(selected, sel):
@@ -55,48 +61,18 @@ def prediction(sample, sel, level):
     return None
 
 
-def _spread(draw, sel, level, reps):
-    """pstdev of the predictions of REPS resamples DRAW() makes; None if
-    fewer than half of them give a value."""
-    vals = [v for v in (prediction(draw(), sel, level) for _ in range(reps)) if v is not None]
-    return statistics.pstdev(vals) if len(vals) >= reps // 2 else None
-
-
-def standard_error(exps, sel, level, reps=300, seed=1):
+def standard_error(exps, sel, level, reps=analysis.BOOTSTRAP_REPS, seed=1):
     """Bootstrap standard error, in points, of the predicted program speedup
-    at LEVEL % for selection SEL; None if too few resamples give a value.
-
-    Two bootstraps, the larger wins.  One resamples experiments within each
-    speedup level, as if they were independent.  With experiments from at
-    least MIN_RUNS runs (the run each one came from: profile.py), the other
-    resamples whole runs, so what differs between runs (where the threads
-    ran, the host's speed that minute) counts too; it is scaled by
-    sqrt(n / (n - 1)), as a bootstrap of n values reads that much small.
-    Forkjoin's big worker, 30 runs of 12 experiments on the 2-CPU host:
-    predictions from 3 runs moved by 1.56 points, the experiments'
-    bootstrap said 1.15, the runs' 1.48."""
-    rnd = random.Random(seed)
-    by_level, by_run = {}, {}
-    for e in exps:
-        if matches(e["selected"], sel):
-            by_level.setdefault(e["speedup"], []).append(e)
-            by_run.setdefault(e.get("run", 0), []).append(e)
-    if level not in by_level or len(by_level) < 2:
-        return None
-
-    def experiments():
-        return [rnd.choice(es) for es in by_level.values() for _ in es]
-    se = _spread(experiments, sel, level, reps)
-    runs = list(by_run.values())
-    if se is None or len(runs) < MIN_RUNS:
-        return se
-
-    def whole_runs():
-        return [e for _ in runs for e in rnd.choice(runs)]
-    run_se = _spread(whole_runs, sel, level, reps)
-    if run_se is None:
-        return None
-    return max(se, run_se * math.sqrt(len(runs) / (len(runs) - 1)))
+    at LEVEL % for selection SEL (prediction()'s value); None if too few
+    resamples give a value.  The bootstrap is `bcoz plot`'s
+    (bcozlib.analysis.standard_errors), so a test believes the error a
+    user reads."""
+    mine = [e for e in exps if matches(e["selected"], sel)]
+    for r in analysis.analyse(mine):
+        if level in r["speedups"]:
+            return analysis.standard_errors(mine, r["point"], r["kind"], reps,
+                                            seed).get(level)
+    return None
 
 
 def worst_error(profile, sel, levels):

@@ -1259,7 +1259,20 @@ def t_plot_html():
     with open(out) as f:
         h = f.read()
     assert "<svg" in h and "toy.c" in h
-    return "%d bytes, %d chart(s)" % (len(h), h.count("<svg"))
+    # the error the report prints is the one the causal test believed
+    line = marker_line("toy.c", "LOOP_A")
+    r = subprocess.run([BCOZ, "plot", "-i", p, "--text"], capture_output=True, text=True)
+    block = r.stdout.split(line + "  (", 1)
+    assert r.returncode == 0 and len(block) == 2, r.stdout + r.stderr
+    rows = dict(re.findall(r"^\s+(\d+)%\s+[-+][0-9.]+%\s+(\S+)\s+[-+][0-9.]+%\s+\d+$",
+                           block[1].split("\n\n", 1)[0], re.M))
+    exps, _, _ = cozprofile.read_profile(p)
+    want = precision.standard_error(exps, line, 50)
+    assert rows.get("0") == "-" and want is not None and rows.get("50") == "%.1f" % want, \
+        "plot --text errors %s, the test's at 50 %%: %s" % (rows, want)
+    assert h.count('class="se"') >= 3, "no error bars in the page"
+    return "%d bytes, %d chart(s); loop A's errors %s" % (
+        len(h), h.count("<svg"), " ".join("%s%%:%s" % kv for kv in sorted(rows.items())))
 
 
 def t_plot_browser():

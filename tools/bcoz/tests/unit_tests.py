@@ -7,6 +7,7 @@ import io
 import math
 import os
 import random
+import re
 import sys
 import tempfile
 
@@ -443,6 +444,65 @@ def test_min_runs():
         "from the experiments alone" % (runs, se, both, alone)
 
 
+def synthetic_run(rnd, truth, n=64, noise=0.08, drift=0.03):
+    """One run's profile text: N experiments of 0.1 s selecting a.c:1, a
+    third of them at 0 % and the rest at 50 %, where the program's true
+    speedup is TRUTH %.  The program's speed drifts (a random walk of
+    DRIFT per experiment) and each experiment's visits carry NOISE
+    (relative, normal): the two kinds of noise a host gives."""
+    text, speed = "startup\ttime=1\n", 1.0
+    for _ in range(n):
+        speed *= math.exp(rnd.gauss(0, drift))
+        sp = 0.0 if rnd.random() < 1 / 3 else 0.5
+        rate = 1000 * speed / (1 - truth / 100 if sp else 1)
+        visits = max(1, round(rate * math.exp(rnd.gauss(0, noise))))
+        text += exp("a.c:1", sp, 100000000, [("t", "p", visits)])
+    return text
+
+
+def test_standard_error_calibrated():
+    """The error `bcoz plot` prints is the error of its prediction: over
+    200 synthetic profiles of one run each with a known true speedup
+    (synthetic_run(): drift plus per-experiment noise), the prediction at
+    50 % lies within one printed standard error of the truth in about 68 %
+    of them and within two in about 95 %.  An error that read too small by
+    a third would cover under 50 %; too large by a half, over 85 %."""
+    rnd = random.Random(7)
+    within1 = within2 = boot1 = 0
+    errs, n = [], 200
+    for _ in range(n):
+        exps, _, _ = cozprofile.parse_profile(synthetic_run(rnd, 20.0))
+        r = analysis.analyse(exps, errors=True)[0]
+        v, se = r["speedups"][50], r["se"][50]
+        errs.append(se)
+        within1 += abs(v - 20.0) <= se
+        within2 += abs(v - 20.0) <= 2 * se
+        # the experiments' bootstrap alone (the error until 2026-11-29)
+        for e in exps:
+            for p in e["points"]:
+                del p["base_from"]
+        boot1 += abs(v - 20.0) <= analysis.standard_errors(exps, "p", "throughput")[50]
+    c1, c2, b1 = 100.0 * within1 / n, 100.0 * within2 / n, 100.0 * boot1 / n
+    assert 58 <= c1 <= 78 and 90 <= c2 <= 99, (c1, c2)
+    assert b1 < 55, "the bootstrap alone covers %.0f%%: the check cannot tell" % b1
+    # too few experiments at a level for an error: none printed, not 0
+    text = "".join(exp("a.c:1", sp, 1000, [("t", "p", 10)])
+                   for sp in (0.0, 0.0, 0.0, 0.5, 0.5, 0.5, 1.0))
+    exps, samples, runs = cozprofile.parse_profile(text)
+    res = analysis.analyse(exps, errors=True)
+    assert sorted(res[0]["se"]) == [50] and res[0]["se"][50] == 0, res
+    out = io.StringIO()
+    report.text_report(res, samples, runs, len(exps), out)
+    rows = {int(m.group(1)): m.group(2) for m in re.finditer(
+        r"^\s+(\d+)%\s+[-+][0-9.]+%\s+(\S+)\s+[-+][0-9.]+%\s+\d+$", out.getvalue(), re.M)}
+    assert rows == {0: "-", 50: "0.0", 100: "-"}, out.getvalue()
+    h = report.html_report(res, samples, runs, len(exps), "x.coz")
+    assert h.count('class="se"') == 1 and "&#177; 0.0" in h, h
+    return ("prediction within 1 error of the truth in %.0f%%, within 2 in %.0f%% of %d "
+            "profiles (errors %.1f-%.1f points); within 1 error of the experiments' "
+            "bootstrap alone: %.0f%%" % (c1, c2, n, min(errs), max(errs), b1))
+
+
 ALL = [test_throughput_math, test_appended_runs_aggregate, test_drift_local_baseline,
        test_local_baselines_neighbours,
        test_baseline_fallback_and_min_delta,
@@ -450,4 +510,5 @@ ALL = [test_throughput_math, test_appended_runs_aggregate, test_drift_local_base
        test_subclass_selected_and_legacy_records, test_fit_and_slope, test_parser_errors,
        test_reports_render, test_report_names_a_baseline_not_at_zero,
        test_truncated_last_line, test_json_profile_hint,
-       test_fuzz_parser, test_bcozlib_modules, test_actual_estimate, test_min_runs]
+       test_fuzz_parser, test_bcozlib_modules, test_actual_estimate, test_min_runs,
+       test_standard_error_calibrated]
