@@ -71,7 +71,7 @@ def metric(kind, b, name=None):
     raise ValueError(kind)
 
 
-def program_speedups(levels, kind, name=None):
+def program_speedups(levels, kind, name=None, local_used=None):
     """{line speedup %: predicted program speedup %} relative to speedup 0.
 
     speedup(s) = (M(0) - M(s)) / M(0) * 100 for the lower-is-better metric M,
@@ -83,7 +83,8 @@ def program_speedups(levels, kind, name=None):
     their duration less the delay, shorter where the program ran fast, so a
     speed that drifts reads as a slowdown of every sped-up line.  Without a
     0 % bucket the lowest measured level is the baseline (its own value is
-    then 0 by definition).
+    then 0 by definition).  LOCAL_USED, a set, receives the levels whose
+    value came from their local baselines.
     """
     vals = {}
     for s, b in levels.items():
@@ -100,11 +101,14 @@ def program_speedups(levels, kind, name=None):
             continue
         v = (base - m) / base * 100.0
         b = levels[s]
-        if base_s == 0 and s and kind == "throughput" and b[6] >= MIN_DELTA and b[5] > 0:
+        local = base_s == 0 and s and kind == "throughput" and b[6] >= MIN_DELTA and b[5] > 0
+        if local:
             # against the 0 % rate of the same moments (local_baselines)
             v = (1.0 - b[4] / b[5]) * 100.0
         if -100.0 <= v <= 200.0:
             res[s] = v
+            if local and local_used is not None:
+                local_used.add(s)
     return res
 
 
@@ -224,8 +228,9 @@ def baseline_errors(experiments, point):
 def standard_errors(experiments, point, kind, reps=BOOTSTRAP_REPS, seed=1, local=True):
     """{line speedup %: bootstrap standard error, in points, of the predicted
     program speedup} for POINT (of KIND) over EXPERIMENTS, those of one
-    selection.  A level is left out when fewer than half of the resamples
-    give it a value.
+    selection.  A level is left out when the whole of EXPERIMENTS gives it
+    no prediction, when it is the reference (0 % or the lowest level: 0 by
+    definition), or when fewer than half of the resamples give it a value.
 
     The largest of three.  Two are bootstraps through program_speedups():
     one resamples experiments within each speedup level, as if they were
@@ -285,11 +290,20 @@ def standard_errors(experiments, point, kind, reps=BOOTSTRAP_REPS, seed=1, local
         run_se = spreads(runs_drawn)
         se = {s: None if v is None or run_se.get(s) is None else max(v, run_se[s] * scale)
               for s, v in se.items()}
+    # the levels the whole data predicts, and which of them from local
+    # baselines: an error only for those, the baselines' only for these
+    levels, used = {}, set()
+    for s, g in by_level.items():
+        shares = [x for x in g if x is not None]
+        if shares:
+            levels[s] = [sum(col) for col in zip(*shares)]
+    predicted = program_speedups(levels, kind, point, used)
     if kind == "throughput" and local:
         for s, v in baseline_errors(experiments, point).items():
-            if se.get(s) is not None:
+            if s in used and se.get(s) is not None:
                 se[s] = max(se[s], v)
-    return {s: v for s, v in se.items() if v is not None}
+    ref = min(predicted) if predicted else None     # 0 by definition
+    return {s: v for s, v in se.items() if v is not None and s in predicted and s != ref}
 
 
 def _errors(experiments, point, kind, local):
@@ -302,7 +316,7 @@ def _errors(experiments, point, kind, local):
     if 0 not in enough or len(enough) < 2:
         return {}
     se = standard_errors(experiments, point, kind, local=local)
-    return {s: v for s, v in se.items() if s in enough and s != 0}
+    return {s: v for s, v in se.items() if s in enough}
 
 
 def analyse(experiments, local=True, errors=False):

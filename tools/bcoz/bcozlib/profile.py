@@ -183,7 +183,8 @@ def local_baselines(run):
         # 0 % experiments gave each baseline, and the noise of one 0 % rate
         # (relative, squared): how far each is from the mean of the two
         # around it, over 1.5 (that mean's own noise), so a steady drift
-        # is not counted as noise
+        # is not counted as noise; with only two, their difference (one
+        # degree of freedom, drift included)
         rates = [r for r in zero if r is not None]
         if len(rates) >= 3:
             noise = sum(((y - (x + z) / 2) / y) ** 2

@@ -44,7 +44,7 @@ def _escape(text):
 
 def svg_chart(r, w=360, h=240):
     pad_l, pad_b, pad_t, pad_r = 44, 34, 24, 10
-    se = r.get("se", {})
+    se = {x: e for x, e in r.get("se", {}).items() if x in r["speedups"]}
     ys = list(r["speedups"].values()) + list(r["fit"].values())
     ys += [r["speedups"][x] + d * e for x, e in se.items() for d in (-1, 1)]
     ymin = min(-10.0, math.floor(min(ys) / 10) * 10)

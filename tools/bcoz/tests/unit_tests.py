@@ -503,6 +503,47 @@ def test_standard_error_calibrated():
             "bootstrap alone: %.0f%%" % (c1, c2, n, min(errs), max(errs), b1))
 
 
+def test_errors_only_where_predicted():
+    """An error only where there is a prediction, and the baselines' error
+    only where the prediction used them: (a) a level whose prediction is
+    out of range (50 %: -101 %) gets none, and the page still draws;
+    (b) 0 % with too few visits makes 50 % the reference: no error there;
+    (c) a level whose baselined experiments total under 5 visits falls
+    back to the sums and keeps the bootstraps' error alone."""
+    text = "startup\ttime=0\n"
+    for d in (499, 497, 498):
+        text += (exp("a.c:1", 0.0, 10 ** 6, [("t", "p", 1000)]) +
+                 exp("a.c:1", 0.5, 10 ** 6, [("t", "p", d)]) +
+                 exp("a.c:1", 1.0, 10 ** 6, [("t", "p", 900)]))
+    text += exp("a.c:1", 0.0, 10 ** 6, [("t", "p", 1000)])
+    exps, samples, runs = cozprofile.parse_profile(text)
+    res = analysis.analyse(exps, errors=True)
+    assert sorted(res[0]["speedups"]) == [0, 100] and sorted(res[0]["se"]) == [100], res
+    report.html_report(res, samples, runs, len(exps), "x.coz")
+    text = "startup\ttime=0\n"
+    for d50, d100 in ((6, 9), (5, 10), (7, 8)):
+        text += (exp("a.c:1", 0.0, 10 ** 6, [("t", "p", 1)]) +
+                 exp("a.c:1", 0.5, 10 ** 6, [("t", "p", d50)]) +
+                 exp("a.c:1", 1.0, 10 ** 6, [("t", "p", d100)]))
+    exps, _, _ = cozprofile.parse_profile(text)
+    r = analysis.analyse(exps, errors=True)[0]
+    assert min(r["speedups"]) == 50 and sorted(r["se"]) == [100], r
+    text = "startup\ttime=0\n"
+    for d in (1, 2, 1):
+        text += (exp("a.c:1", 0.0, 10 ** 6, [("t", "p", 1000)]) +
+                 exp("a.c:1", 0.5, 10 ** 6, [("t", "p", d)]))
+    text += exp("a.c:1", 0.0, 10 ** 6, [("t", "p", 1000)])
+    text += "startup\ttime=1\n" + exp("a.c:1", 0.0, 10 ** 6, [("t", "p", 1000)])
+    for d in (1100, 1150, 1120):
+        text += exp("a.c:1", 0.5, 10 ** 6, [("t", "p", d)])
+    exps, _, _ = cozprofile.parse_profile(text)
+    r = analysis.analyse(exps, errors=True)[0]
+    base = analysis.baseline_errors(exps, "p")[50]
+    assert r["se"][50] < base / 100, (r["se"], base)
+    return "out of range: none; reference 50 %%: none; sums: %.1f (the baselines' would be %.0f)" % (
+        r["se"][50], base)
+
+
 ALL = [test_throughput_math, test_appended_runs_aggregate, test_drift_local_baseline,
        test_local_baselines_neighbours,
        test_baseline_fallback_and_min_delta,
@@ -511,4 +552,4 @@ ALL = [test_throughput_math, test_appended_runs_aggregate, test_drift_local_base
        test_reports_render, test_report_names_a_baseline_not_at_zero,
        test_truncated_last_line, test_json_profile_hint,
        test_fuzz_parser, test_bcozlib_modules, test_actual_estimate, test_min_runs,
-       test_standard_error_calibrated]
+       test_standard_error_calibrated, test_errors_only_where_predicted]
