@@ -34,6 +34,8 @@
 #define BCOZ_PAUSE_TICKS	1		/* timer ticks between timer pauses */
 #define BCOZ_SPEEDUP_STEPS	20		/* 5 % steps */
 #define BCOZ_ZERO_WEIGHT	7		/* extra draws that mean 0 % */
+#define BCOZ_LATE_HIST		8		/* pauses' sleeps whose least lateness is the timer's */
+#define BCOZ_PAUSE_SPIN_LIMIT_NS 5000000ULL	/* the spin cap never rises above this */
 #define BCOZ_MIN_EXP_NS		100000000ULL	/* minimum experiment length (BCOZ_EXP_MS) */
 #define BCOZ_MAX_EXP_NS		8000000000ULL	/* cap on the adaptive length */
 #define BCOZ_COOLOFF_NS		10000000ULL
@@ -153,6 +155,8 @@ struct bcoz_thread {
 	volatile int pending;
 	uint64_t paused_ns;		/* sum of pauses (for the overhead split) */
 	uint64_t wake_late_ns;		/* how late a pause's sleep ends (pause_ns) */
+	uint64_t late_hist[BCOZ_LATE_HIST];	/* the last sleeps' lateness (pause_cap) */
+	unsigned int late_n;		/* sleeps counted in late_hist */
 	unsigned int ticks;		/* timer ticks since the last pause */
 	int last_hit;			/* the last on-CPU sample hit the selection */
 	uint64_t last_hit_exp;		/* the experiment last_hit was taken in */
