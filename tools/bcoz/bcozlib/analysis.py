@@ -225,6 +225,18 @@ def baseline_errors(experiments, point):
     return out
 
 
+def _level_sums(levels):
+    """{speedup: the column sums of its shares} from (speedup, [share or
+    None, ...]) pairs: what program_speedups() takes; a level whose every
+    share is None is left out."""
+    out = {}
+    for speedup, shares in levels:
+        shares = [x for x in shares if x is not None]
+        if shares:
+            out[speedup] = [sum(col) for col in zip(*shares)]
+    return out
+
+
 def standard_errors(experiments, point, kind, reps=BOOTSTRAP_REPS, seed=1, local=True):
     """{line speedup %: bootstrap standard error, in points, of the predicted
     program speedup} for POINT (of KIND) over EXPERIMENTS, those of one
@@ -261,12 +273,7 @@ def standard_errors(experiments, point, kind, reps=BOOTSTRAP_REPS, seed=1, local
     def spreads(draw):
         vals = {}
         for _ in range(reps):
-            levels = {}
-            for speedup, shares in draw():
-                shares = [x for x in shares if x is not None]
-                if shares:
-                    levels[speedup] = [sum(col) for col in zip(*shares)]
-            sp = program_speedups(levels, kind, point)
+            sp = program_speedups(_level_sums(draw()), kind, point)
             if len(sp) < 2:
                 continue
             for s, v in sp.items():
@@ -292,12 +299,8 @@ def standard_errors(experiments, point, kind, reps=BOOTSTRAP_REPS, seed=1, local
               for s, v in se.items()}
     # the levels the whole data predicts, and which of them from local
     # baselines: an error only for those, the baselines' only for these
-    levels, used = {}, set()
-    for s, g in by_level.items():
-        shares = [x for x in g if x is not None]
-        if shares:
-            levels[s] = [sum(col) for col in zip(*shares)]
-    predicted = program_speedups(levels, kind, point, used)
+    used = set()
+    predicted = program_speedups(_level_sums(by_level.items()), kind, point, used)
     if kind == "throughput" and local:
         for s, v in baseline_errors(experiments, point).items():
             if s in used and se.get(s) is not None:

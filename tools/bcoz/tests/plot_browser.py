@@ -16,6 +16,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts"))
 import headless_chromium  # noqa: E402
+sys.path.insert(0, HERE)
+import precision  # noqa: E402
 
 # selected line -> visits of the progress point at 0, 25, 50, 100 % (1 s each)
 LINES = {
@@ -47,18 +49,11 @@ def write_profile(path):
 def parse_text(out):
     """{line: {"max": float, "slope": float,
                "rows": {level: (prog, se or "-", fit, visits)}}}"""
-    res, cur = {}, None
-    for line in out.splitlines():
-        m = re.match(r"^(\S+)  \(throughput point p\)  max ([-+][0-9.]+)%  slope ([-0-9.]+)$", line)
-        if m:
-            cur = res[m.group(1)] = {"max": float(m.group(2)), "slope": float(m.group(3)),
-                                     "rows": {}}
-            continue
-        m = re.match(r"^\s+(\d+)%\s+([-+][0-9.]+)%\s+([0-9.]+|-)\s+([-+][0-9.]+)%\s+(\d+)$",
-                     line)
-        if m and cur is not None:
-            cur["rows"][int(m.group(1))] = (m.group(2), m.group(3), m.group(4),
-                                            int(m.group(5)))
+    res = {}
+    for m in re.finditer(r"^(\S+)  \(throughput point p\)  max ([-+][0-9.]+)%  "
+                         r"slope ([-0-9.]+)\n", out, re.M):
+        res[m.group(1)] = {"max": float(m.group(2)), "slope": float(m.group(3)),
+                           "rows": precision.plot_rows(out[m.end():])}
     return res
 
 

@@ -25,6 +25,7 @@ error of their truth (tests/unit_tests.py).
 import math
 import os
 import random
+import re
 import statistics
 import sys
 import time
@@ -32,6 +33,24 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bcozlib import analysis  # noqa: E402
 from bcozlib import profile as cozprofile  # noqa: E402
+
+# one level's row of a line in `bcoz plot --text`:
+#   "     50%    +49.2%    1.4    +48.8%      12"
+PLOT_ROW = re.compile(r"^\s+(\d+)%\s+([-+][0-9.]+)%\s+([0-9.]+|-)\s+([-+][0-9.]+)%\s+(\d+)$")
+
+
+def plot_rows(text):
+    """{level: (program speedup, standard error or "-", fit, visits)} of the
+    first run of level rows in TEXT (the first line's, in `bcoz plot
+    --text`), the numbers as printed."""
+    rows = {}
+    for line in text.splitlines():
+        m = PLOT_ROW.match(line)
+        if m:
+            rows[int(m.group(1))] = (m.group(2), m.group(3), m.group(4), int(m.group(5)))
+        elif rows:
+            break
+    return rows
 
 
 # Runs made before a standard error is believed.  A run of a dozen

@@ -1290,8 +1290,7 @@ def t_plot_html():
     r = subprocess.run([BCOZ, "plot", "-i", p, "--text"], capture_output=True, text=True)
     block = r.stdout.split(line + "  (", 1)
     assert r.returncode == 0 and len(block) == 2, r.stdout + r.stderr
-    rows = dict(re.findall(r"^\s+(\d+)%\s+[-+][0-9.]+%\s+(\S+)\s+[-+][0-9.]+%\s+\d+$",
-                           block[1].split("\n\n", 1)[0], re.M))
+    rows = {str(s): r[1] for s, r in precision.plot_rows(block[1]).items()}
     exps, _, _ = cozprofile.read_profile(p)
     want = precision.standard_error(exps, line, 50)
     assert rows.get("0") == "-" and want is not None and rows.get("50") == "%.1f" % want, \

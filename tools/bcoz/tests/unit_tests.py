@@ -15,6 +15,8 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bcozlib import analysis, report  # noqa: E402
 from bcozlib import profile as cozprofile  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import precision  # noqa: E402
 
 
 def exp(sel, sp, dur, points, samples=0):
@@ -364,8 +366,6 @@ def test_bcozlib_modules():
 def test_actual_estimate():
     """The actual speedup of alternating runs: best-of when load only slows
     runs down, the paired median when the machine's speed swings."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import precision
     # 10 rounds, truth +20 % (base 100 rounds/s, changed 125); another
     # suite's threads slow some runs of either level by 10-40 %
     rnd = random.Random(3)
@@ -407,8 +407,6 @@ def test_min_runs():
     """A profile's experiments carry their run; until_precise() believes a
     standard error only from the MIN_RUNS-th run on, even when the first
     run's bootstrap already reads 0."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import precision
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "p.coz")
         open(path, "w").close()
@@ -493,8 +491,7 @@ def test_standard_error_calibrated():
     assert sorted(res[0]["se"]) == [50] and res[0]["se"][50] == 0, res
     out = io.StringIO()
     report.text_report(res, samples, runs, len(exps), out)
-    rows = {int(m.group(1)): m.group(2) for m in re.finditer(
-        r"^\s+(\d+)%\s+[-+][0-9.]+%\s+(\S+)\s+[-+][0-9.]+%\s+\d+$", out.getvalue(), re.M)}
+    rows = {s: r[1] for s, r in precision.plot_rows(out.getvalue()).items()}
     assert rows == {0: "-", 50: "0.0", 100: "-"}, out.getvalue()
     h = report.html_report(res, samples, runs, len(exps), "x.coz")
     assert h.count('class="se"') == 1 and "&#177; 0.0" in h, h
