@@ -13,7 +13,9 @@
 #   --vm        run it in the VM (scripts/run-vm.sh), on the project's kernel
 #               built without lockdep, as production kernels are and as make
 #               bench runs (KERNEL_FLAVOUR=nolockdep; set KERNEL_FLAVOUR= for
-#               the default, lockdep, kernel)
+#               the default, lockdep, kernel); in its throwaway guest the
+#               kernel is kept from lowering perf_event_max_sample_rate
+#               (truth.py --hold-sample-rate), as in the guest suite
 #   --profiled  also the profiled actual: the same speedup on runs under
 #               bcoz at 0 %, which splits an error into the model's and
 #               the profiling's own (tests/truth.py)
@@ -49,6 +51,6 @@ if [ $vm = 1 ]; then
 	args=""
 	[ $# -eq 0 ] || args=$(printf ' %q' "$@")
 	BCOZ_BUILD=$build VM_ENV="$vars" exec scripts/run-vm.sh --timeout 3000 -- \
-		"python3 tools/bcoz/tests/truth.py$args"
+		"python3 tools/bcoz/tests/truth.py --hold-sample-rate$args"
 fi
 BCOZ_BUILD=$build exec python3 "$root/tools/bcoz/tests/truth.py" "$@"

@@ -48,7 +48,8 @@ stage's work instead.  Such counts are shares with a ceiling (1, or 1 over
 the share of the work left) and are estimated paired
 (precision.actual_estimate).  Everything is sized by time or outcome.
 
-usage: truth.py [--level N] [--experiments N] [--profiled] [CASE-SUBSTRING...]
+usage: truth.py [--level N] [--experiments N] [--profiled] [--hold-sample-rate]
+                [CASE-SUBSTRING...]
 Prints one row per case: program, line, level, predicted, actual, the
 difference, the prediction's standard error, the runs it took, the other
 estimate of the actual speedup (each level's best run, or the median of
@@ -61,7 +62,9 @@ last: the profiled actual, the same speedup measured on runs made under
 bcoz at 0 %, and its standard error (profiled_actual()).  The last line gives the kernel's
 perf_event_max_sample_rate at the start and the end: the kernel lowers it
 when samples take long (under QEMU TCG from 100000 to 1250-1500 in one
-run).
+run, 500 on the lockdep kernel), and then throttles bcoz's events.
+--hold-sample-rate (truth.sh --vm, in its throwaway guest, as the guest
+suite does) sets it to 100000 and keeps the kernel from lowering it.
 """
 import os
 import re
@@ -362,6 +365,24 @@ def sample_rate():
         return "?"
 
 
+def hold_sample_rate(rate=100000):
+    """What bcoz's throttle warning advises, in a throwaway guest: under
+    TCG a sample takes long enough for the kernel to lower
+    perf_event_max_sample_rate to 1250-2500 within minutes, and a 1 ms
+    event with blocked samples then throttles (5-24 times a run, its
+    ticks' samples lost: the lock holder read 8 points low).  The rate
+    first: the kernel refuses a new one once perf_cpu_time_max_percent is
+    0.  Returns what was done, for a diagnostic."""
+    try:
+        with open("/proc/sys/kernel/perf_event_max_sample_rate", "w") as f:
+            f.write("%d\n" % rate)
+        with open("/proc/sys/kernel/perf_cpu_time_max_percent", "w") as f:
+            f.write("0\n")
+    except OSError as e:
+        return "sample rate left to the kernel (%s)" % e.strerror
+    return "perf_event_max_sample_rate %d, perf_cpu_time_max_percent 0" % rate
+
+
 # the table's standard error target (see above); BCOZ_TEST_SE overrides it
 TABLE_SE = "1.5"
 
@@ -376,6 +397,8 @@ def main(argv):
     while i < len(argv):
         if argv[i] == "--profiled":
             profiled = True
+        elif argv[i] == "--hold-sample-rate":
+            print("# %s" % hold_sample_rate())
         elif argv[i] == "--level":
             level = int(argv[i + 1])
             i += 1

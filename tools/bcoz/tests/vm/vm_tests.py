@@ -59,6 +59,7 @@ sys.path.insert(0, SRC)
 from bcozlib import analysis, report  # noqa: E402
 from bcozlib import profile as cozprofile  # noqa: E402
 import precision  # noqa: E402
+import truth  # noqa: E402
 import unit_tests  # noqa: E402
 from tap import Tap  # noqa: E402
 
@@ -82,24 +83,6 @@ def marker(src, m):
             if "/* %s */" % m in line:
                 return "%s:%d" % (src, i)
     raise RuntimeError(m)
-
-
-def hold_sample_rate(rate=100000):
-    """What bcoz's throttle warning advises, in this throwaway guest: under
-    TCG a sample takes long enough for the kernel to lower
-    perf_event_max_sample_rate to 1250-2500 within minutes, and a 1 ms
-    event with blocked samples then throttles (5-24 times a run, its
-    ticks' samples lost: the lock holder read 8 points low).  The rate
-    first: the kernel refuses a new one once perf_cpu_time_max_percent is
-    0.  Returns what was done, for a diagnostic."""
-    try:
-        with open("/proc/sys/kernel/perf_event_max_sample_rate", "w") as f:
-            f.write("%d\n" % rate)
-        with open("/proc/sys/kernel/perf_cpu_time_max_percent", "w") as f:
-            f.write("0\n")
-    except OSError as e:
-        return "sample rate left to the kernel (%s)" % e.strerror
-    return "perf_event_max_sample_rate %d, perf_cpu_time_max_percent 0" % rate
 
 
 def main(argv):
@@ -127,7 +110,7 @@ def main(argv):
     out = out or tempfile.mkdtemp(prefix="bcoz-vm-")
     os.makedirs(out, exist_ok=True)
     levels = "0,25,50,75,100" if demo else "0,50"
-    notes = [hold_sample_rate()]
+    notes = [truth.hold_sample_rate()]
     tap = Tap()
     result = tap.result
 
@@ -341,8 +324,7 @@ def main(argv):
     # day.  The cause is open.  The asserted rows aim both estimates at TRUTH_SE, as
     # truth.sh's tables do (the actual's rounds stop at ACTUAL_MAX_REPS
     # once its SE is within SE_GATE).
-    import run_tests  # sets truth.R (the host suite's helpers); actual_precise()
-    import truth
+    import run_tests  # noqa: F401 (sets truth.R, the host suite's helpers)
     for name, mark, what, asserted in (("sleep-pipe-reader", "SLEEP_R", "the bottleneck", True),
                                          ("sleep-pipe-worker", "SLEEP_R", "no effect", False),
                                          ("lock", "LOOP_L", "the holder", False)):
