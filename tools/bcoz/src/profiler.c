@@ -115,6 +115,7 @@ static _Atomic uint64_t total_pause_ns;
 static _Atomic uint64_t total_late_handoff;	/* points due before a hand-off, sampled after */
 static _Atomic uint64_t total_in_handler;	/* points sampled in our SIGPROF handler */
 static _Atomic uint64_t total_overslept_ns;	/* pauses that ended late */
+static _Atomic uint64_t total_carried_ns;	/* oversleep that paid a later pause */
 /*
  * Counted as the records are drained, not when a thread ends: with
  * --experiments the statistics are written before the threads end.
@@ -726,15 +727,16 @@ static void runq_compensate(struct bcoz_thread *t)
  * with no effect read negative.  Crediting the measured sleep (COZ) pushes
  * each oversleep onto every other thread, whose pauses oversleep in turn:
  * on a busy 2-vCPU machine "no effect" lines then read -20.  Carrying the
- * excess as a credit against later pauses over-predicts instead, because
- * it is earned where pauses are free (a thread about to wait anyway) and
- * spent where they are not.  So a pause is made exact: sleep until
- * (expected lateness) before its end, then spin the rest.  The lateness is
- * this thread's recent worst, decaying, capped at BCOZ_PAUSE_SPIN_MAX_US
- * (default 300): a wake-up later than the cap (the CPU was taken) is the
- * thread's own loss, credited at what was owed, and counted in
- * overslept_ns (BCOZ_STATS).  Unless the thread's sleeps are late as a
- * rule: the cap is at least twice the median lateness of its last
+ * excess as a credit against later pauses over-predicted instead, where
+ * it was earned where pauses are free (a thread about to wait anyway) and
+ * spent where they are not; it is carried now, but a wait absorbs it
+ * (pay_from_excess()).  And a pause is made exact: sleep until (expected
+ * lateness) before its end, then spin the rest.  The lateness is this
+ * thread's recent worst, decaying, capped at BCOZ_PAUSE_SPIN_MAX_US
+ * (default 300): a wake-up later than the cap (the CPU was taken) is
+ * credited at what was owed, counted in overslept_ns (BCOZ_STATS), and
+ * carried to pay the thread's next pauses.  Unless the thread's sleeps
+ * are late as a rule: the cap is at least twice the median lateness of its last
  * BCOZ_LATE_HIST sleeps (pause_cap(); at most 5 ms; the test "late
  * timer" gives every sleep 2 ms of timer slack: 59 % of the pauses' time
  * was late with the fixed cap, 2.4-3.9 % with this one).  A preemption is
@@ -827,8 +829,17 @@ static void pause_ns(struct bcoz_thread *t, uint64_t ns)
 	 * BCOZ_CREDIT_MEASURED=1 asks for COZ's rule.
 	 */
 	t->local_delay += bcoz_cfg.credit_measured && !spin_pauses ? el : ns;
-	if (el > ns)
+	if (el > ns) {
 		atomic_fetch_add(&total_overslept_ns, el - ns);
+		if (!bcoz_cfg.credit_measured && !bcoz_cfg.no_carry && !spin_pauses) {
+			uint64_t seq = atomic_load(&exp_seq);
+
+			if (t->excess_exp != seq)
+				t->excess_ns = 0;
+			t->excess_exp = seq;
+			t->excess_ns += el - ns;
+		}
+	}
 	t->paused_ns += el;
 	atomic_fetch_add(&total_pause_ns, el);
 }
@@ -853,6 +864,29 @@ static uint64_t publish_delay(struct bcoz_thread *t)
 	return g;
 }
 
+/*
+ * A pause's oversleep, carried: what a pause ran past its end (a wake-up
+ * later than the spin cap, above) pays what the thread owes next, in the
+ * same experiment, so that its pauses add up to what it owed.  Not
+ * credited as delay (BCOZ_CREDIT_MEASURED), which every other thread
+ * would owe in turn.  A wait absorbs it: a thread that oversleeps and then
+ * waits for another (a stage ahead of its pipeline's bottleneck) lost
+ * nothing by it, so the time it waits is taken off what it carries
+ * (bcoz_post_block()).  BCOZ_NO_CARRY=1 drops it, as until 2026-11-29.
+ */
+static void pay_from_excess(struct bcoz_thread *t, uint64_t owed)
+{
+	uint64_t use = owed < t->excess_ns ? owed : t->excess_ns;
+
+	if (t->excess_exp != atomic_load(&exp_seq)) {
+		t->excess_ns = 0;
+		return;
+	}
+	t->local_delay += use;
+	t->excess_ns -= use;
+	atomic_fetch_add(&total_carried_ns, use);
+}
+
 static void add_delays(struct bcoz_thread *t, int from_timer)
 {
 	uint64_t g;
@@ -864,6 +898,8 @@ static void add_delays(struct bcoz_thread *t, int from_timer)
 	if (t->blocked)
 		return;
 	g = publish_delay(t);
+	if (t->excess_ns && g > t->local_delay)
+		pay_from_excess(t, g - t->local_delay);
 	if (t->local_delay > g || g - t->local_delay < bcoz_cfg.min_pause_ns)
 		return;		/* ahead (now published), or too little owed */
 	if (from_timer && ++t->ticks < bcoz_cfg.pause_ticks)
@@ -1060,6 +1096,12 @@ void bcoz_post_block(int skip)
 
 	if (!t)
 		return;
+	/* still blocked to our SIGPROF handler's add_delays(): see pay_from_excess() */
+	if (t->excess_ns && t->block_ts) {
+		uint64_t waited = bcoz_now() - t->block_ts;
+
+		t->excess_ns = waited < t->excess_ns ? t->excess_ns - waited : 0;
+	}
 	t->blocked = 0;
 	/*
 	 * Woken by another thread.  COZ credits all the delay published while
@@ -1952,7 +1994,8 @@ static void write_stats(void)
 		     "startup_ns=%llu runtime_ns=%llu global_delay_ns=%llu "
 		     "pause_ns=%llu overslept_ns=%llu experiments=%llu samples=%llu blocked=%llu "
 		     "lock=%llu unsampled=%d exit_credit_ns=%llu own_credit_ns=%llu "
-		     "throttled=%llu process_ns=%llu late_handoff=%llu in_handler=%llu\n",
+		     "throttled=%llu process_ns=%llu late_handoff=%llu in_handler=%llu "
+		     "carried_ns=%llu\n",
 		     (unsigned long long)startup_cost_ns,
 		     (unsigned long long)(bcoz_now() - start_ns),
 		     (unsigned long long)atomic_load(&global_delay),
@@ -1969,7 +2012,8 @@ static void write_stats(void)
 		     (unsigned long long)atomic_load(&bcoz_total_throttled),
 		     (unsigned long long)atomic_load(&total_process_ns),
 		     (unsigned long long)atomic_load(&total_late_handoff),
-		     (unsigned long long)atomic_load(&total_in_handler));
+		     (unsigned long long)atomic_load(&total_in_handler),
+		     (unsigned long long)atomic_load(&total_carried_ns));
 	fd = open(stats, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0 || syscall(SYS_write, fd, buf, n) < 0)
 		bcoz_msg("warning: cannot write %s\n", stats);

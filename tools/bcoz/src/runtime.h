@@ -91,6 +91,7 @@ struct bcoz_config {
 	uint64_t warmup_pct;		/* BCOZ_WARMUP_PCT: unmeasured start, % of the length */
 	int credit_measured;		/* BCOZ_CREDIT_MEASURED */
 	int no_own_credit;		/* BCOZ_NO_OWN_CREDIT */
+	int no_carry;			/* BCOZ_NO_CARRY */
 	int no_runq;			/* BCOZ_NO_RUNQ */
 	int no_blocked;			/* BCOZ_NO_BLOCKED */
 	int warned_blocked;		/* BCOZ_WARNED_BLOCKED: the note was printed */
@@ -157,6 +158,8 @@ struct bcoz_thread {
 	uint64_t wake_late_ns;		/* how late a pause's sleep ends (pause_ns) */
 	uint64_t late_hist[BCOZ_LATE_HIST];	/* the last sleeps' lateness (pause_cap) */
 	unsigned int late_n;		/* sleeps counted in late_hist */
+	uint64_t excess_ns;		/* pauses' oversleep not yet paid back */
+	uint64_t excess_exp;		/* the experiment excess_ns belongs to */
 	unsigned int ticks;		/* timer ticks since the last pause */
 	int last_hit;			/* the last on-CPU sample hit the selection */
 	uint64_t last_hit_exp;		/* the experiment last_hit was taken in */

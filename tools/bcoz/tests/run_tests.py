@@ -1341,11 +1341,16 @@ def t_signal_keeps_siginterrupt():
     return "read() interrupted by SIGALRM under bcoz as natively"
 
 
+def stats_lines(path):
+    """The BCOZ_STATS lines of PATH (one a process), each a dict of ints."""
+    with open(path) as f:
+        return [{k: int(v) for k, v in (kv.split("=") for kv in line.split())}
+                for line in f.read().strip().splitlines()]
+
+
 def stats(path):
     """The last BCOZ_STATS line of PATH as a dict of ints."""
-    with open(path) as f:
-        line = f.read().strip().splitlines()[-1]
-    return {k: int(v) for k, v in (kv.split("=") for kv in line.split())}
+    return stats_lines(path)[-1]
 
 
 def t_small_stacks():

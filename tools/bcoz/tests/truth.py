@@ -295,22 +295,36 @@ def profiled_actual(exe, calib, level, args, line):
                 return {"profiled": act, "profiled_se": se}
 
 
+def pause_totals(path):
+    """(paused, owed): the pauses' time and the global delay, in ns, summed
+    over the processes that wrote BCOZ_STATS lines to PATH."""
+    lines = R.stats_lines(path)
+    return sum(st["pause_ns"] for st in lines), sum(st["global_delay_ns"] for st in lines)
+
+
 def measure(case, level=50, experiments=12, actual=True, profiled=False, **precise):
-    """{predicted, actual, se, runs, time, ...} for one case; PROFILED adds
-    the profiled actual (profiled_actual()).  PRECISE: run_tests.precise_run()'s
-    target, budget_s and hard_max; the actual's rounds go on to the same
-    target."""
+    """{predicted, actual, se, runs, time, pauses, ...} for one case;
+    PROFILED adds the profiled actual (profiled_actual()).  PRECISE:
+    run_tests.precise_run()'s target, budget_s and hard_max; the actual's
+    rounds go on to the same target.  pauses: pause_totals() of the
+    profiled runs."""
     name, exe, key, src, marker, args, view = case
     line = R.marker_line(src, marker)
     p = R.prof("truth-%s-%s.coz" % (name, marker))
+    stats = R.prof("truth-%s-%s.stats" % (name, marker))
     t0 = time.time()
-    out, calib, se, runs, dt = R.precise_run(
-        p, ["--fixed-line", line, "--speedups", "0,%d" % level], exe, key, experiments,
-        line, (level,), extra=args(100), **precise)
+    os.environ["BCOZ_STATS"] = stats
+    try:
+        out, calib, se, runs, dt = R.precise_run(
+            p, ["--fixed-line", line, "--speedups", "0,%d" % level], exe, key, experiments,
+            line, (level,), extra=args(100), **precise)
+    finally:
+        del os.environ["BCOZ_STATS"]
     c = R.curve(p, line)
     res = {"program": name, "line": "%s (%s)" % (marker, line), "level": level,
            "predicted": c.get(level), "summed": R.curve(p, line, local=False).get(level),
            "se": se, "runs": runs, "profiled_s": dt,
+           "pauses": pause_totals(stats),
            "actual": None, "printed": out.strip().splitlines()[-1] if out.strip() else ""}
     if actual:
         res.update(actual_speedup(exe, calib, level, args, view, precise.get("target")))

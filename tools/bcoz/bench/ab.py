@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Two settings of bcoz on one ground-truth row, in alternating runs.
+
+A change to the runtime's method moves a prediction by a few points, and
+a machine whose speed swings (a busy host, a TCG guest on it) moves it by
+more between minutes: runs of A then runs of B compare two minutes, not
+two methods.  This runs them in turn, A B A B ..., on one calibration of
+the program, and prints each run's prediction at LEVEL and its pauses
+against the delay owed (BCOZ_STATS), then each setting's prediction over
+all its runs with its standard error (bcoz plot's).
+
+usage: tools/bcoz/bench/ab.py [--runs N] [--experiments N] [--level N]
+                              [--hold-sample-rate] CASE SETTING_A SETTING_B
+  CASE       "program MARKER" of tests/truth.py (bench/truth.sh lists them),
+             e.g. "sleep-pipe-worker SLEEP_R"
+  SETTING    BCOZ_* assignments separated by spaces, or "" for the defaults,
+             e.g. "BCOZ_NO_CARRY=1" ""
+  --runs N   runs of each setting (default 8), --experiments per run
+             (default 24), --level the line speedup (default 50)
+  --hold-sample-rate  keep the kernel from lowering perf_event_max_sample_rate
+             (as the guest suite does; for a throwaway guest, as root)
+In the VM: KERNEL_FLAVOUR= scripts/run-vm.sh -- tools/bcoz/bench/ab.py
+--hold-sample-rate ... (KERNEL_FLAVOUR= boots the suite's lockdep kernel).
+Needs: make bcoz.  A benchmark that prints numbers, not a test.
+"""
+import argparse
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+import truth  # noqa: E402
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="ab.py", usage=__doc__.split("usage: ")[1].split("\n  CASE")[0],
+                                 description=__doc__.split("usage: ")[0],
+                                 epilog="CASE" + __doc__.split("\n  CASE", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=8)
+    ap.add_argument("--experiments", type=int, default=24)
+    ap.add_argument("--level", type=int, default=50, choices=range(5, 101, 5), metavar="N")
+    ap.add_argument("--hold-sample-rate", action="store_true")
+    ap.add_argument("case")
+    ap.add_argument("settings", nargs=2)
+    o = ap.parse_args(argv)
+    if o.runs < 1 or o.experiments < 2:
+        ap.error("want --runs of at least 1 and --experiments of at least 2")
+    runs, exps, level, hold, rest = o.runs, o.experiments, o.level, o.hold_sample_rate, \
+        [o.case] + o.settings
+    try:
+        name, marker = rest[0].split()
+        case = truth.find(name, marker)
+    except (ValueError, KeyError):
+        print("ab.py: no case %r; one of: %s" % (rest[0], ", ".join(
+            sorted({"%s %s" % (c[0], c[4]) for c in truth.CASES}))), file=sys.stderr)
+        return 2
+    settings = []
+    for s in rest[1:]:
+        kv = [w.split("=", 1) for w in s.split()]
+        bad = [w for w in kv if len(w) != 2 or not w[0].startswith("BCOZ_")]
+        if bad:
+            print("ab.py: %r is not a setting: want BCOZ_NAME=VALUE ..." % s, file=sys.stderr)
+            return 2
+        settings.append(dict(kv))
+    import run_tests as R   # the host suite's helpers (sets truth.R)
+    from bcozlib import analysis
+    from bcozlib import profile as cozprofile
+    print("# %s" % (truth.hold_sample_rate() if hold else
+                    "perf_event_max_sample_rate %s" % truth.sample_rate()))
+    _, exe, key, _, marker, args, _ = case
+    line = R.marker_line(case[3], marker)
+    rc, out, err, _ = R.run(["-o", R.prof("ab-calib.coz")], [R.prog(exe), "20", "0"] + args(100))
+    calib = R.calibration(out, key)
+    print("# %s, line %s at %d %%, calibration %s=%d, %d runs of %d experiments each" % (
+        rest[0], line, level, key, calib, runs, exps))
+    allx = [[] for _ in settings]
+    tot = [[0, 0] for _ in settings]
+    for r in range(runs):
+        for si, s in enumerate(settings):
+            p, st = R.prof("ab.coz"), R.prof("ab.stats")
+            env = dict(s, BCOZ_STATS=st)
+            rc, out, err, dt = R.run(["-o", p, "--fixed-line", line, "--speedups", "0,%d" % level],
+                                     [R.prog(exe), "0", str(calib)] + args(100),
+                                     experiments=exps, env=env, rt=True)
+            if rc:
+                print("run %d setting %s: bcoz run failed: %s" % (r, "AB"[si], err.strip()))
+                return 1
+            exps_r, _, _ = cozprofile.read_profile(p)
+            for e in exps_r:
+                e["run"] = r
+            allx[si] += exps_r
+            pred = R.curve(p, line).get(level)
+            s1 = R.stats(st)
+            tot[si][0] += s1["pause_ns"]
+            tot[si][1] += s1["global_delay_ns"]
+            print("run %2d %s: %s  paused %5.0f ms for %5.0f owed (%.0f late, %.0f carried)" % (
+                r, "AB"[si], "n/a" if pred is None else "%+6.1f" % pred, s1["pause_ns"] / 1e6,
+                s1["global_delay_ns"] / 1e6, s1["overslept_ns"] / 1e6,
+                s1.get("carried_ns", 0) / 1e6), flush=True)
+    for si, s in enumerate(settings):
+        res = [x for x in analysis.analyse(allx[si], errors=True) if x["selected"].endswith(line)]
+        sp = res[0]["speedups"].get(level) if res else None
+        se = res[0].get("se", {}).get(level) if res else None
+        print("%s %-28s %s (SE %s) over %d runs; paused %.0f ms for %.0f owed (%.3f)" % (
+            "AB"[si], " ".join("%s=%s" % kv for kv in s.items()) or "defaults",
+            "n/a" if sp is None else "%+.1f" % sp, "-" if se is None else "%.1f" % se, runs,
+            tot[si][0] / 1e6, tot[si][1] / 1e6, tot[si][0] / tot[si][1] if tot[si][1] else 0))
+    R.shutil.rmtree(R.TMP, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
