@@ -69,28 +69,40 @@ def main(argv):
     from bcozlib import profile as cozprofile
     print("# %s" % (truth.hold_sample_rate() if hold else
                     "perf_event_max_sample_rate %s" % truth.sample_rate()))
-    _, exe, key, _, marker, args, _ = case
-    line = R.marker_line(case[3], marker)
-    rc, out, err, _ = R.run(["-o", R.prof("ab-calib.coz")], [R.prog(exe), "20", "0"] + args(100))
+    inherited = " ".join("%s=%s" % kv for kv in sorted(os.environ.items())
+                         if kv[0].startswith("BCOZ_") and kv[0] != "BCOZ_BUILD")
+    print("# BCOZ_* settings of both: %s" % (inherited or "defaults"))
+    try:
+        return compare(R, analysis, cozprofile, case, settings, runs, exps, level, inherited)
+    except AssertionError as e:   # run_tests' helpers say what failed
+        print("ab.py: %s" % str(e).strip().splitlines()[0], file=sys.stderr)
+        return 1
+    finally:
+        R.shutil.rmtree(R.TMP, ignore_errors=True)
+
+
+def compare(R, analysis, cozprofile, case, settings, runs, exps, level, inherited):
+    name, exe, key, src, marker, args, _ = case
+    line = R.marker_line(src, marker)
+    rc, out, err, _ = R.run(["-o", R.prof("ab-calib.coz")], [R.prog(exe), "20", "0"] + args(100),
+                            rt=True)
+    assert rc == 0, "the calibration run failed: %s" % err.strip()
     calib = R.calibration(out, key)
-    print("# %s, line %s at %d %%, calibration %s=%d, %d runs of %d experiments each" % (
-        rest[0], line, level, key, calib, runs, exps))
-    allx = [[] for _ in settings]
+    print("# %s %s, line %s at %d %%, calibration %s=%d, %d runs of %d experiments each" % (
+        name, marker, line, level, key, calib, runs, exps))
+    # each setting's runs appended to one profile, so that its runs keep
+    # their own labels (the local baselines' error counts on them)
+    whole = [R.prof("ab-%s.coz" % "AB"[si]) for si in range(len(settings))]
     tot = [[0, 0] for _ in settings]
     for r in range(runs):
         for si, s in enumerate(settings):
             p, st = R.prof("ab.coz"), R.prof("ab.stats")
-            env = dict(s, BCOZ_STATS=st)
             rc, out, err, dt = R.run(["-o", p, "--fixed-line", line, "--speedups", "0,%d" % level],
                                      [R.prog(exe), "0", str(calib)] + args(100),
-                                     experiments=exps, env=env, rt=True)
-            if rc:
-                print("run %d setting %s: bcoz run failed: %s" % (r, "AB"[si], err.strip()))
-                return 1
-            exps_r, _, _ = cozprofile.read_profile(p)
-            for e in exps_r:
-                e["run"] = r
-            allx[si] += exps_r
+                                     experiments=exps, env=dict(s, BCOZ_STATS=st), rt=True)
+            assert rc == 0, "run %d of setting %s failed: %s" % (r, "AB"[si], err.strip())
+            with open(p) as f, open(whole[si], "a") as w:
+                w.write(f.read())
             pred = R.curve(p, line).get(level)
             s1 = R.stats(st)
             tot[si][0] += s1["pause_ns"]
@@ -100,14 +112,15 @@ def main(argv):
                 s1["global_delay_ns"] / 1e6, s1["overslept_ns"] / 1e6,
                 s1.get("carried_ns", 0) / 1e6), flush=True)
     for si, s in enumerate(settings):
-        res = [x for x in analysis.analyse(allx[si], errors=True) if x["selected"].endswith(line)]
+        exps_all, _, _ = cozprofile.read_profile(whole[si])
+        res = [x for x in analysis.analyse(exps_all, errors=True) if x["selected"].endswith(line)]
         sp = res[0]["speedups"].get(level) if res else None
         se = res[0].get("se", {}).get(level) if res else None
         print("%s %-28s %s (SE %s) over %d runs; paused %.0f ms for %.0f owed (%.3f)" % (
-            "AB"[si], " ".join("%s=%s" % kv for kv in s.items()) or "defaults",
+            "AB"[si], " ".join("%s=%s" % kv for kv in s.items()) or
+            ("(inherited only)" if inherited else "defaults"),
             "n/a" if sp is None else "%+.1f" % sp, "-" if se is None else "%.1f" % se, runs,
             tot[si][0] / 1e6, tot[si][1] / 1e6, tot[si][0] / tot[si][1] if tot[si][1] else 0))
-    R.shutil.rmtree(R.TMP, ignore_errors=True)
     return 0
 
 

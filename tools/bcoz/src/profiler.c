@@ -772,7 +772,7 @@ static uint64_t pause_cap(struct bcoz_thread *t)
 
 static void pause_ns(struct bcoz_thread *t, uint64_t ns)
 {
-	uint64_t t0 = bcoz_now(), el, late;
+	uint64_t t0 = bcoz_now(), el, late, seq = atomic_load(&exp_seq);
 
 	if (spin_pauses) {
 		/*
@@ -831,9 +831,9 @@ static void pause_ns(struct bcoz_thread *t, uint64_t ns)
 	t->local_delay += bcoz_cfg.credit_measured && !spin_pauses ? el : ns;
 	if (el > ns) {
 		atomic_fetch_add(&total_overslept_ns, el - ns);
-		if (!bcoz_cfg.credit_measured && !bcoz_cfg.no_carry && !spin_pauses) {
-			uint64_t seq = atomic_load(&exp_seq);
-
+		/* carried within the experiment the pause began in, only */
+		if (!bcoz_cfg.credit_measured && !bcoz_cfg.no_carry && !spin_pauses &&
+		    seq == atomic_load(&exp_seq)) {
 			if (t->excess_exp != seq)
 				t->excess_ns = 0;
 			t->excess_exp = seq;
@@ -871,8 +871,11 @@ static uint64_t publish_delay(struct bcoz_thread *t)
  * credited as delay (BCOZ_CREDIT_MEASURED), which every other thread
  * would owe in turn.  A wait absorbs it: a thread that oversleeps and then
  * waits for another (a stage ahead of its pipeline's bottleneck) lost
- * nothing by it, so the time it waits is taken off what it carries
- * (bcoz_post_block()).  BCOZ_NO_CARRY=1 drops it, as until 2026-11-29.
+ * nothing by it, so the time it waits in a call that may wait for another
+ * thread (a lock, a condition, a join: pre_block to post_block; not its
+ * own read or sleep) is taken off what it carries (bcoz_post_block()).
+ * Spinning pauses (spin_pauses) and BCOZ_CREDIT_MEASURED carry nothing.
+ * BCOZ_NO_CARRY=1 drops it, as until 2026-11-29.
  */
 static void pay_from_excess(struct bcoz_thread *t, uint64_t owed)
 {
@@ -883,7 +886,7 @@ static void pay_from_excess(struct bcoz_thread *t, uint64_t owed)
 		return;
 	}
 	t->local_delay += use;
-	t->excess_ns -= use;
+	t->excess_ns = t->excess_ns > use ? t->excess_ns - use : 0;
 	atomic_fetch_add(&total_carried_ns, use);
 }
 
@@ -1096,11 +1099,16 @@ void bcoz_post_block(int skip)
 
 	if (!t)
 		return;
-	/* still blocked to our SIGPROF handler's add_delays(): see pay_from_excess() */
-	if (t->excess_ns && t->block_ts) {
+	/*
+	 * A wait that pre_block began (not a read or a sleep of our own,
+	 * AFTER_BLOCK) absorbs what we carry, while we are still blocked to
+	 * our SIGPROF handler's add_delays(): see pay_from_excess().
+	 */
+	if (t->blocked && t->excess_ns && t->block_ts) {
 		uint64_t waited = bcoz_now() - t->block_ts;
 
 		t->excess_ns = waited < t->excess_ns ? t->excess_ns - waited : 0;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	}
 	t->blocked = 0;
 	/*
