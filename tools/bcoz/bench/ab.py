@@ -20,8 +20,10 @@ usage: tools/bcoz/bench/ab.py [--runs N] [--experiments N] [--level N]
              (default 24), --level the line speedup (default 50)
   --hold-sample-rate  keep the kernel from lowering perf_event_max_sample_rate
              (as the guest suite does; for a throwaway guest, as root)
-In the VM: KERNEL_FLAVOUR= scripts/run-vm.sh -- tools/bcoz/bench/ab.py
---hold-sample-rate ... (KERNEL_FLAVOUR= boots the suite's lockdep kernel).
+In the VM (KERNEL_FLAVOUR= boots the suite's lockdep kernel; run-vm.sh joins
+its command into one shell line, so quote it whole):
+  KERNEL_FLAVOUR= scripts/run-vm.sh --timeout 3000 -- 'tools/bcoz/bench/ab.py
+      --hold-sample-rate "sleep-pipe-worker SLEEP_R" BCOZ_NO_CARRY=1 ""'
 Needs: make bcoz.  A benchmark that prints numbers, not a test.
 """
 import argparse
@@ -69,13 +71,17 @@ def main(argv):
     from bcozlib import profile as cozprofile
     print("# %s" % (truth.hold_sample_rate() if hold else
                     "perf_event_max_sample_rate %s" % truth.sample_rate()))
+    # the runtime's settings; not the suites' (BCOZ_TEST_*) nor the paths
+    # each run sets itself
     inherited = " ".join("%s=%s" % kv for kv in sorted(os.environ.items())
-                         if kv[0].startswith("BCOZ_") and kv[0] != "BCOZ_BUILD")
+                         if kv[0].startswith("BCOZ_") and not kv[0].startswith("BCOZ_TEST_")
+                         and kv[0] not in ("BCOZ_BUILD", "BCOZ_STATS", "BCOZ_OUTPUT"))
     print("# BCOZ_* settings of both: %s" % (inherited or "defaults"))
     try:
         return compare(R, analysis, cozprofile, case, settings, runs, exps, level, inherited)
-    except AssertionError as e:   # run_tests' helpers say what failed
-        print("ab.py: %s" % str(e).strip().splitlines()[0], file=sys.stderr)
+    except (AssertionError, OSError, ValueError, IndexError, cozprofile.ProfileError) as e:
+        # run_tests' helpers and the profile reader say what failed
+        print("ab.py: %s" % (str(e).strip() or type(e).__name__), file=sys.stderr)
         return 1
     finally:
         R.shutil.rmtree(R.TMP, ignore_errors=True)
@@ -87,6 +93,7 @@ def compare(R, analysis, cozprofile, case, settings, runs, exps, level, inherite
     rc, out, err, _ = R.run(["-o", R.prof("ab-calib.coz")], [R.prog(exe), "20", "0"] + args(100),
                             rt=True)
     assert rc == 0, "the calibration run failed: %s" % err.strip()
+    assert "%s=" % key in out, "the calibration run printed no %s=: %s" % (key, out.strip())
     calib = R.calibration(out, key)
     print("# %s %s, line %s at %d %%, calibration %s=%d, %d runs of %d experiments each" % (
         name, marker, line, level, key, calib, runs, exps))
@@ -103,7 +110,10 @@ def compare(R, analysis, cozprofile, case, settings, runs, exps, level, inherite
             assert rc == 0, "run %d of setting %s failed: %s" % (r, "AB"[si], err.strip())
             with open(p) as f, open(whole[si], "a") as w:
                 w.write(f.read())
-            pred = R.curve(p, line).get(level)
+            try:
+                pred = R.curve(p, line).get(level)
+            except AssertionError:      # no prediction from this run alone
+                pred = None
             s1 = R.stats(st)
             tot[si][0] += s1["pause_ns"]
             tot[si][1] += s1["global_delay_ns"]
