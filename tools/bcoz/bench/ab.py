@@ -22,7 +22,7 @@ usage: tools/bcoz/bench/ab.py [--runs N] [--experiments N] [--level N]
              (as the guest suite does; for a throwaway guest, as root)
 In the VM (KERNEL_FLAVOUR= boots the suite's lockdep kernel; run-vm.sh joins
 its command into one shell line, so quote it whole):
-  KERNEL_FLAVOUR= scripts/run-vm.sh --timeout 3000 -- 'tools/bcoz/bench/ab.py
+  KERNEL_FLAVOUR= scripts/run-vm.sh --timeout 3000 -- 'tools/bcoz/bench/ab.py \
       --hold-sample-rate "sleep-pipe-worker SLEEP_R" BCOZ_NO_CARRY=1 ""'
 Needs: make bcoz.  A benchmark that prints numbers, not a test.
 """

@@ -716,7 +716,7 @@ void *dlopen(const char *file, int flags)
 
 /* ---------- blocking system calls: post-block without credit ---------- */
 
-#define AFTER_BLOCK() bcoz_after_call()
+#define AFTER_BLOCK() bcoz_post_block(0)
 
 ssize_t read(int fd, void *b, size_t n)
 {

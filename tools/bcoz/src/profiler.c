@@ -1139,21 +1139,6 @@ void bcoz_post_block(int skip)
 	t->just_woken = 0;
 }
 
-/*
- * After a call that may block on its own (a read, a sleep): no wake-up to
- * credit, only the delays owed to settle.  Inside a wait that pre_block
- * began (the program's signal handler writing while the thread waits on a
- * condition, or a read between COZ_PRE_BLOCK and COZ_POST_BLOCK), nothing:
- * the thread stays blocked until that wait's post_block.
- */
-void bcoz_after_call(void)
-{
-	struct bcoz_thread *t = self_thread;
-
-	if (t && !t->blocked)
-		bcoz_process(t);
-}
-
 /* The last to arrive at a barrier (glibc's serial thread) woke the others
  * as it arrived: a hand-off, for settle_wait(). */
 void bcoz_barrier_passed(int serial)

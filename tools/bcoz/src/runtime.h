@@ -226,7 +226,6 @@ void bcoz_thread_end(struct bcoz_thread *t);
 void bcoz_process(struct bcoz_thread *t);	/* drain + account + delays */
 void bcoz_pre_block(void);
 void bcoz_post_block(int skip);
-void bcoz_after_call(void);
 void bcoz_catch_up(void);
 void bcoz_barrier_passed(int serial);	/* after the real barrier wait */
 void bcoz_release(void);	/* catch up before a hand-off (unlock, signal, post) */
