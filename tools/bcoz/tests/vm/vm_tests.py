@@ -337,7 +337,7 @@ def main(argv):
     # day.  The cause is open.  The asserted rows aim both estimates at TRUTH_SE, as
     # truth.sh's tables do (the actual's rounds stop at ACTUAL_MAX_REPS
     # once its SE is within SE_GATE).
-    import run_tests  # noqa: F401 (sets truth.R, the host suite's helpers)
+    import run_tests  # sets truth.R (the host suite's helpers); actual_precise()
     for name, mark, what, asserted in (("sleep-pipe-reader", "SLEEP_R", "the bottleneck", True),
                                          ("sleep-pipe-worker", "SLEEP_R", "no effect", False),
                                          ("lock", "LOOP_L", "the holder", False)):
