@@ -71,11 +71,13 @@ def main(argv):
     from bcozlib import profile as cozprofile
     print("# %s" % (truth.hold_sample_rate() if hold else
                     "perf_event_max_sample_rate %s" % truth.sample_rate()))
-    # the runtime's settings; not the suites' (BCOZ_TEST_*) nor the paths
-    # each run sets itself
+    # the runtime's settings; not the suites' (BCOZ_TEST_*), nor the paths
+    # each run sets itself, nor one that a setting gives its own value
+    own = {k for s in settings for k in s}
     inherited = " ".join("%s=%s" % kv for kv in sorted(os.environ.items())
                          if kv[0].startswith("BCOZ_") and not kv[0].startswith("BCOZ_TEST_")
-                         and kv[0] not in ("BCOZ_BUILD", "BCOZ_STATS", "BCOZ_OUTPUT"))
+                         and kv[0] not in ("BCOZ_BUILD", "BCOZ_STATS", "BCOZ_OUTPUT")
+                         and kv[0] not in own)
     print("# BCOZ_* settings of both: %s" % (inherited or "defaults"))
     try:
         return compare(R, analysis, cozprofile, case, settings, runs, exps, level, inherited)

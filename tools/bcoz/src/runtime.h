@@ -34,7 +34,7 @@
 #define BCOZ_PAUSE_TICKS	1		/* timer ticks between timer pauses */
 #define BCOZ_SPEEDUP_STEPS	20		/* 5 % steps */
 #define BCOZ_ZERO_WEIGHT	7		/* extra draws that mean 0 % */
-#define BCOZ_LATE_HIST		8		/* pauses' sleeps whose least lateness is the timer's */
+#define BCOZ_LATE_HIST		8		/* last sleeps whose median lateness sets the spin cap */
 #define BCOZ_PAUSE_SPIN_LIMIT_NS 5000000ULL	/* the spin cap never rises above this */
 #define BCOZ_MIN_EXP_NS		100000000ULL	/* minimum experiment length (BCOZ_EXP_MS) */
 #define BCOZ_MAX_EXP_NS		8000000000ULL	/* cap on the adaptive length */
