@@ -49,36 +49,14 @@ def main(argv):
     o = ap.parse_args(argv)
     if o.runs < 1 or o.experiments < 2:
         ap.error("want --runs of at least 1 and --experiments of at least 2")
-    runs, exps, level, hold, rest = o.runs, o.experiments, o.level, o.hold_sample_rate, \
-        [o.case] + o.settings
-    try:
-        name, marker = rest[0].split()
-        case = truth.find(name, marker)
-    except (ValueError, KeyError):
-        print("ab.py: no case %r; one of: %s" % (rest[0], ", ".join(
-            sorted({"%s %s" % (c[0], c[4]) for c in truth.CASES}))), file=sys.stderr)
+    runs, exps, level, hold = o.runs, o.experiments, o.level, o.hold_sample_rate
+    case, settings = parse_case(o.case, o.settings, "ab.py")
+    if case is None:
         return 2
-    settings = []
-    for s in rest[1:]:
-        kv = [w.split("=", 1) for w in s.split()]
-        bad = [w for w in kv if len(w) != 2 or not w[0].startswith("BCOZ_")]
-        if bad:
-            print("ab.py: %r is not a setting: want BCOZ_NAME=VALUE ..." % s, file=sys.stderr)
-            return 2
-        settings.append(dict(kv))
     import run_tests as R   # the host suite's helpers (sets truth.R)
     from bcozlib import analysis
     from bcozlib import profile as cozprofile
-    print("# %s" % (truth.hold_sample_rate() if hold else
-                    "perf_event_max_sample_rate %s" % truth.sample_rate()))
-    # the runtime's settings; not the suites' (BCOZ_TEST_*), nor the paths
-    # each run sets itself, nor one that a setting gives its own value
-    own = {k for s in settings for k in s}
-    inherited = " ".join("%s=%s" % kv for kv in sorted(os.environ.items())
-                         if kv[0].startswith("BCOZ_") and not kv[0].startswith("BCOZ_TEST_")
-                         and kv[0] not in ("BCOZ_BUILD", "BCOZ_STATS", "BCOZ_OUTPUT")
-                         and kv[0] not in own)
-    print("# BCOZ_* settings of both: %s" % (inherited or "defaults"))
+    inherited = header(hold, settings)
     try:
         return compare(R, analysis, cozprofile, case, settings, runs, exps, level, inherited)
     except (AssertionError, OSError, ValueError, IndexError, cozprofile.ProfileError) as e:
@@ -89,14 +67,59 @@ def main(argv):
         R.shutil.rmtree(R.TMP, ignore_errors=True)
 
 
-def compare(R, analysis, cozprofile, case, settings, runs, exps, level, inherited):
+def parse_case(text, setting_texts, tool):
+    """truth.py's case named "program MARKER" and each setting as a dict
+    of BCOZ_* assignments; (None, None) after saying what is wrong."""
+    try:
+        name, marker = text.split()
+        case = truth.find(name, marker)
+    except (ValueError, KeyError):
+        print("%s: no case %r; one of: %s" % (tool, text, ", ".join(
+            sorted({"%s %s" % (c[0], c[4]) for c in truth.CASES}))), file=sys.stderr)
+        return None, None
+    settings = []
+    for s in setting_texts:
+        kv = [w.split("=", 1) for w in s.split()]
+        bad = [w for w in kv if len(w) != 2 or not w[0].startswith("BCOZ_")]
+        if bad:
+            print("%s: %r is not a setting: want BCOZ_NAME=VALUE ..." % (tool, s),
+                  file=sys.stderr)
+            return None, None
+        settings.append(dict(kv))
+    return case, settings
+
+
+def header(hold, settings):
+    """Print the sample rate (held or not) and the BCOZ_* settings every
+    run inherits; returns the latter."""
+    print("# %s" % (truth.hold_sample_rate() if hold else
+                    "perf_event_max_sample_rate %s" % truth.sample_rate()))
+    # the runtime's settings; not the suites' (BCOZ_TEST_*), nor the paths
+    # each run sets itself, nor one that a setting gives its own value
+    own = {k for s in settings for k in s}
+    inherited = " ".join("%s=%s" % kv for kv in sorted(os.environ.items())
+                         if kv[0].startswith("BCOZ_") and not kv[0].startswith("BCOZ_TEST_")
+                         and kv[0] not in ("BCOZ_BUILD", "BCOZ_STATS", "BCOZ_OUTPUT")
+                         and kv[0] not in own)
+    print("# BCOZ_* settings of every run: %s" % (inherited or "defaults"))
+    return inherited
+
+
+def calibrate(R, case):
+    """One unprofiled-speed calibration of the case's program, as the
+    truth rows make it; returns (line, calibration)."""
     name, exe, key, src, marker, args, _ = case
     line = R.marker_line(src, marker)
     rc, out, err, _ = R.run(["-o", R.prof("ab-calib.coz")], [R.prog(exe), "20", "0"] + args(100),
                             rt=True)
     assert rc == 0, "the calibration run failed: %s" % err.strip()
     assert "%s=" % key in out, "the calibration run printed no %s=: %s" % (key, out.strip())
-    calib = R.calibration(out, key)
+    return line, R.calibration(out, key)
+
+
+def compare(R, analysis, cozprofile, case, settings, runs, exps, level, inherited):
+    name, exe, key, src, marker, args, _ = case
+    line, calib = calibrate(R, case)
     print("# %s %s, line %s at %d %%, calibration %s=%d, %d runs of %d experiments each" % (
         name, marker, line, level, key, calib, runs, exps))
     # each setting's runs appended to one profile, so that its runs keep

@@ -19,7 +19,9 @@
  *       blocked samples see that line's time.
  * rounds 0: run until SIGTERM/SIGINT (bcoz run --experiments N sends it).
  * It prints the items done, the wall time and unit_iterations (so
- * actual-speedup runs can repeat the calibration).
+ * actual-speedup runs can repeat the calibration), and per item: each
+ * stage's own time (r_ms, w_ms), the worker's wait in get() (g_ms) and its
+ * thread's CPU time (w_cpu_ms), for bench/split.py.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -40,7 +42,7 @@ static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t q_nonempty = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t q_nonfull = PTHREAD_COND_INITIALIZER;
 static long rounds_done;
-static double r_ms, w_ms;
+static double r_ms, w_ms, g_ms, w_cpu_ms;
 static long r_items;	/* each stage's own time, for the printout */
 
 /* each loop counts on its own stack: see toy.c */
@@ -111,14 +113,24 @@ static void *reader(void *arg)
 
 static void *worker(void *arg)
 {
-	while (get() >= 0) {
+	struct timespec cpu;
+
+	for (;;) {
 		double t = wall_ms();
+		long item = get();
+
+		g_ms += wall_ms() - t;
+		if (item < 0)
+			break;
+		t = wall_ms();
 
 		loop_w(w_units * unit * w_pct / 100);
 		w_ms += wall_ms() - t;
 		COZ_PROGRESS; /* PROGRESS */
 		rounds_done++;
 	}
+	if (!clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu))
+		w_cpu_ms = cpu.tv_sec * 1e3 + cpu.tv_nsec / 1e6;
 	return arg;
 }
 
@@ -127,6 +139,7 @@ int main(int argc, char **argv)
 	const char *mode = argc > 3 ? argv[3] : "reader";
 	pthread_t r, w;
 	double t0;
+	long items;
 
 	if (argc > 1)
 		rounds = atol(argv[1]);
@@ -161,8 +174,10 @@ int main(int argc, char **argv)
 	pthread_create(&w, NULL, worker, NULL);
 	pthread_join(r, NULL);
 	pthread_join(w, NULL);
+	items = rounds_done ? rounds_done : 1;
 	printf("pipeline %s%s: %ld rounds done wall_ms=%.1f unit_iterations=%ld "
-	       "r_ms=%.3f w_ms=%.3f\n", mode, r_sleep ? " (sleeping reader)" : "", rounds_done,
-	       wall_ms() - t0, unit, r_ms / (r_items ? r_items : 1), w_ms / (rounds_done ? rounds_done : 1));
+	       "r_ms=%.3f w_ms=%.3f g_ms=%.3f w_cpu_ms=%.3f\n", mode,
+	       r_sleep ? " (sleeping reader)" : "", rounds_done, wall_ms() - t0, unit,
+	       r_ms / (r_items ? r_items : 1), w_ms / items, g_ms / items, w_cpu_ms / items);
 	return 0;
 }

@@ -1825,6 +1825,32 @@ def t_busy_stage():
             "a fifth (rounds/s %+.1f)" % (got[0.99], got[0.8], wild))
 
 
+def t_split_items():
+    """bench/split.py's per-item split reads what pipeline.c prints: a
+    worker-bound pipeline run unprofiled, with made-up pauses."""
+    sys.path.insert(0, os.path.join(SRC, "bench"))
+    import split
+    p = subprocess.run([prog("pipeline"), "12", "0", "worker"], capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    assert p.returncode == 0, p.stderr
+    row, n = split.item_split(p.stdout, {"pause_ns": 12 * 250000, "process_ns": 0})
+    assert n == 12, (n, p.stdout)
+    assert abs(row["pauses"] - 0.25) < 1e-9 and \
+        abs(row["wall-pauses"] - (row["wall"] - 0.25)) < 1e-9, row
+    assert 0 < row["loop"] < row["wall"] and 0 <= row["get"] < row["loop"], row
+    # the CPU time is the thread's, the host's steal time not in it
+    assert 0 < row["cpu"] < 1.5 * row["wall"], row
+    try:
+        split.item_split("pipeline worker: 12 rounds done wall_ms=60.0 r_ms=1.0 w_ms=4.5\n",
+                         {"pause_ns": 0, "process_ns": 0})
+    except AssertionError as e:
+        assert "no per-item times" in str(e), e
+    else:
+        raise AssertionError("an output without g_ms and w_cpu_ms was taken")
+    return "per item: wall %.2f ms, loop %.2f, get %.3f, cpu %.2f" % (
+        row["wall"], row["loop"], row["get"], row["cpu"])
+
+
 TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("actual speedup: rounds until precise, else not judged", t_actual_rounds),
     ("toy: speeding loop A", t_toy_line_a),
@@ -1836,6 +1862,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("lock: speeding outside loop O", t_lock_line_o),
     ("late timer: pauses stay exact", t_late_timer),
     ("pipeline: the busy stage as a clock", t_busy_stage),
+    ("bench split: the worker's times per item", t_split_items),
     ("pipeline: speeding the bottleneck stage", t_pipeline_bottleneck),
     ("pipeline: speeding the other stage", t_pipeline_other_stage),
     ("pipeline: the worker behind a full queue", t_pipeline_full_queue),
