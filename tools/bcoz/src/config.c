@@ -124,7 +124,7 @@ static const struct setting settings[] = {
 	SET(WARMUP_PCT, NULL, NUM, warmup_pct, 0, 90, 1, "a percentage 0-90 (default 30)"),
 	SET(CREDIT_MEASURED, NULL, FLAG, credit_measured, 0, 1, 1, "0 or 1"),
 	SET(NO_OWN_CREDIT, NULL, FLAG, no_own_credit, 0, 1, 1, "0 or 1"),
-	SET(NO_CARRY, NULL, FLAG, no_carry, 0, 1, 1, "0 or 1"),
+	SET(CARRY, NULL, FLAG, carry, 0, 1, 1, "0 or 1"),
 	SET(NO_RUNQ, NULL, FLAG, no_runq, 0, 1, 1, "0 or 1"),
 	SET(NO_BLOCKED, NULL, FLAG, no_blocked, 0, 1, 1, "0 or 1"),
 	SET(WARNED_BLOCKED, NULL, FLAG, warned_blocked, 0, 1, 1, "0 or 1 (set by bcoz itself)"),

@@ -91,7 +91,7 @@ struct bcoz_config {
 	uint64_t warmup_pct;		/* BCOZ_WARMUP_PCT: unmeasured start, % of the length */
 	int credit_measured;		/* BCOZ_CREDIT_MEASURED */
 	int no_own_credit;		/* BCOZ_NO_OWN_CREDIT */
-	int no_carry;			/* BCOZ_NO_CARRY */
+	int carry;			/* BCOZ_CARRY */
 	int no_runq;			/* BCOZ_NO_RUNQ */
 	int no_blocked;			/* BCOZ_NO_BLOCKED */
 	int warned_blocked;		/* BCOZ_WARNED_BLOCKED: the note was printed */

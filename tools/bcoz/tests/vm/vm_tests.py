@@ -18,7 +18,7 @@ sleep-bound loop (tests/vm/sleeper.c):
       SLEEP_R): reader-bound, the prediction at 50 % within 10 points of
       unprofiled runs whose sleep really is half as long; worker-bound (no
       effect) printed, not asserted, and its pauses adding up to the delay
-      owed (within PAUSES_MATCH); and tests/lock.c's holder L against
+      owed and what they ran late (within PAUSES_MATCH); and tests/lock.c's holder L against
       unprofiled runs whose loop L really is half as long, printed, not
       asserted while issue 11 is open (it read 4-15 points low in the
       guest on a slow host).
@@ -68,16 +68,18 @@ GAIN = 10.0     # a "clear gain" at 50 % line speedup, in program-speedup points
 ZERO = 10.0     # "~0": |prediction| at 50 % within this many points
 TRUTH_TOL = 10.0        # prediction vs actual speedup (as the host suite)
 # The worker-bound sleeping pipeline's worker pays the reader's delay in
-# pauses, and a pause that ends late pays the next (profiler.c,
-# pay_from_excess()): the program's pauses (nearly all the worker's; the
-# reader is the one sped up), summed over the row's runs, are this share
-# of the global delay.  Measured on the lockdep guest (16 runs each,
-# 2026-11-29): 0.98-1.06 a run and 0.997 in all with the carry, 0.987
-# over the suite's 22 runs; 1.09-1.22 a run and 1.127 in all without it
-# (BCOZ_NO_CARRY=1).  The row may stop after three runs, so the bound
-# allows one run's worst.  Below the range, pauses went unpaid (the delay
-# of an experiment's end is forgiven).
-PAUSES_MATCH = (0.90, 1.06)
+# pauses: the program's pauses (nearly all the worker's; the reader is the
+# one sped up), summed over the row's runs, are this share of the global
+# delay.  Above 1 by what the pauses ran late: measured on the lockdep
+# guest (16 runs, 2026-11-29) 1.09-1.22 a run and 1.127 in all, and 1.108
+# in 6 runs.  With BCOZ_CARRY=1 (the late part pays the next pause;
+# profiler.c, pay_from_excess()) 0.98-1.06 a run, the default for a day;
+# no longer the default, see Documentation/bcoz/bcoz.rst "Delay rules".
+# The row may stop after three runs, so the bound allows one run's worst
+# and some.  Below the range, pauses went unpaid (the delay of an
+# experiment's end is forgiven); above it, pauses ran late past what the
+# spin cap (pause_cap()) is there to prevent.
+PAUSES_MATCH = (0.90, 1.30)
 PAID = 0.8      # share of the inserted delay the critical thread pays
 # A configuration's runs append to one profile until the standard error of
 # its prediction is at most SE_TARGET points (BCOZ_TEST_SE), up to MAX_RUNS
@@ -201,8 +203,9 @@ def main(argv):
                     iters["env"] = {"MOTIV_ITERS": "%s,%s" % (light.group(1), heavy[-1])}
                 st["so"], st["dt"] = so, st.get("dt", 0) + dt1
                 st["blocked"] = st.get("blocked", 0) + st1.get("blocked", 0)
-                # the delay paid (credited pauses, and the excess of late
-                # ones that paid later pauses) and the delay inserted
+                # the delay paid (credited pauses, and with BCOZ_CARRY=1 the
+                # excess of late ones that paid later pauses) and the
+                # delay inserted
                 st["paid"] = st.get("paid", 0) + st1.get("pause_ns", 0) - \
                     st1.get("overslept_ns", 0) + st1.get("carried_ns", 0)
                 st["delay"] = st.get("delay", 0) + st1.get("global_delay_ns", 0)
