@@ -35,16 +35,23 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 import truth  # noqa: E402
 
 
-def main(argv):
-    ap = argparse.ArgumentParser(prog="ab.py", usage=__doc__.split("usage: ")[1].split("\n  CASE")[0],
-                                 description=__doc__.split("usage: ")[0],
-                                 epilog="CASE" + __doc__.split("\n  CASE", 1)[1],
+def parser(prog, doc, runs):
+    """The options ab.py and split.py share, help text from DOC (a
+    docstring with "usage: " and "\n  CASE" in it)."""
+    ap = argparse.ArgumentParser(prog=prog, usage=doc.split("usage: ")[1].split("\n  CASE")[0],
+                                 description=doc.split("usage: ")[0],
+                                 epilog="CASE" + doc.split("\n  CASE", 1)[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=int, default=8)
+    ap.add_argument("--runs", type=int, default=runs)
     ap.add_argument("--experiments", type=int, default=24)
     ap.add_argument("--level", type=int, default=50, choices=range(5, 101, 5), metavar="N")
     ap.add_argument("--hold-sample-rate", action="store_true")
     ap.add_argument("case")
+    return ap
+
+
+def main(argv):
+    ap = parser("ab.py", __doc__, 8)
     ap.add_argument("settings", nargs=2)
     o = ap.parse_args(argv)
     if o.runs < 1 or o.experiments < 2:

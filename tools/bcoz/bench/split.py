@@ -26,7 +26,6 @@ In the VM (quote the command whole):
       --hold-sample-rate "sleep-pipe-worker SLEEP_R"'
 Needs: make bcoz.  A benchmark that prints numbers, not a test.
 """
-import argparse
 import math
 import os
 import re
@@ -55,15 +54,7 @@ def item_split(out, st):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(prog="split.py", usage=__doc__.split("usage: ")[1].split("\n  CASE")[0],
-                                 description=__doc__.split("usage: ")[0],
-                                 epilog="CASE" + __doc__.split("\n  CASE", 1)[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=int, default=6)
-    ap.add_argument("--experiments", type=int, default=24)
-    ap.add_argument("--level", type=int, default=50, choices=range(5, 101, 5), metavar="N")
-    ap.add_argument("--hold-sample-rate", action="store_true")
-    ap.add_argument("case")
+    ap = ab.parser("split.py", __doc__, 6)
     ap.add_argument("setting", nargs="?", default="")
     o = ap.parse_args(argv)
     if o.runs < 2 or o.experiments < 2:
