@@ -22,7 +22,7 @@ usage: tools/bcoz/bench/ab.py [--runs N] [--experiments N] [--level N]
              (as the guest suite does; for a throwaway guest, as root)
 In the VM (KERNEL_FLAVOUR= boots the suite's lockdep kernel; run-vm.sh joins
 its command into one shell line, so quote it whole):
-  KERNEL_FLAVOUR= scripts/run-vm.sh --timeout 3000 -- 'tools/bcoz/bench/ab.py \
+  KERNEL_FLAVOUR= scripts/run-vm.sh --timeout 3000 -- 'tools/bcoz/bench/ab.py \\
       --hold-sample-rate "sleep-pipe-worker SLEEP_R" "" BCOZ_CARRY=1'
 Needs: make bcoz.  A benchmark that prints numbers, not a test.
 """
@@ -63,8 +63,8 @@ def main(argv):
     import run_tests as R   # the host suite's helpers (sets truth.R)
     from bcozlib import analysis
     from bcozlib import profile as cozprofile
-    inherited = header(hold, settings)
     try:
+        inherited = header(hold, settings)
         return compare(R, analysis, cozprofile, case, settings, runs, exps, level, inherited)
     except (AssertionError, OSError, ValueError, IndexError, cozprofile.ProfileError) as e:
         # run_tests' helpers and the profile reader say what failed
@@ -154,12 +154,15 @@ def compare(R, analysis, cozprofile, case, settings, runs, exps, level, inherite
                 s1["global_delay_ns"] / 1e6, s1["overslept_ns"] / 1e6,
                 s1.get("carried_ns", 0) / 1e6), flush=True)
     for si, s in enumerate(settings):
+        # what the runs had: the setting over the environment it inherits
+        ran = {k: os.environ[k] for k in {k for x in settings for k in x} if k in os.environ}
+        ran.update(s)
         exps_all, _, _ = cozprofile.read_profile(whole[si])
         res = [x for x in analysis.analyse(exps_all, errors=True) if x["selected"].endswith(line)]
         sp = res[0]["speedups"].get(level) if res else None
         se = res[0].get("se", {}).get(level) if res else None
         print("%s %-28s %s (SE %s) over %d runs; paused %.0f ms for %.0f owed (%.3f)" % (
-            "AB"[si], " ".join("%s=%s" % kv for kv in s.items()) or
+            "AB"[si], " ".join("%s=%s" % kv for kv in sorted(ran.items())) or
             ("(inherited only)" if inherited else "defaults"),
             "n/a" if sp is None else "%+.1f" % sp, "-" if se is None else "%.1f" % se, runs,
             tot[si][0] / 1e6, tot[si][1] / 1e6, tot[si][0] / tot[si][1] if tot[si][1] else 0))

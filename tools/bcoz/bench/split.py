@@ -9,7 +9,9 @@ where: whole runs of a pipeline row of tests/truth.py at
 calibration, and per item of the worker (pipeline.c's printout and
 BCOZ_STATS) its wall time, the program's pauses, the wall time less the
 pauses, its wait in get() (the queue's lock, where most delay is paid),
-its loop, its thread's CPU time and bcoz's own processing.  The last
+its loop, its thread's CPU time and bcoz's own processing (at LEVEL the
+CPU time includes the spinning end of each pause and bcoz's signal
+handler; get() counts the wait for the first item too).  The last
 line: the wall time less the pauses at LEVEL minus the wall time at 0 %,
 per pair of runs, the mean and its standard error; about zero when the
 pauses account for the slowdown (a no-effect line reading 0).
@@ -68,10 +70,10 @@ def main(argv):
             file=sys.stderr)
         return 2
     import run_tests as R
-    ab.header(o.hold_sample_rate, settings)
     try:
+        ab.header(o.hold_sample_rate, settings)
         return split(R, case, settings[0], o.runs, o.experiments, o.level)
-    except (AssertionError, OSError, ValueError, KeyError) as e:
+    except (AssertionError, OSError, ValueError, KeyError, IndexError) as e:
         print("split.py: %s" % (str(e).strip() or type(e).__name__), file=sys.stderr)
         return 1
     finally:
@@ -89,7 +91,9 @@ def split(R, case, setting, runs, exps, level):
     diffs = []
     for r in range(runs):
         row = {}
-        for sp in (0, level):
+        # each pair in turn begins with the other level: a machine whose
+        # speed drifts then favours neither
+        for sp in (0, level) if r % 2 == 0 else (level, 0):
             st = R.prof("split.stats")
             rc, out, err, _ = R.run(["-o", R.prof("split.coz"), "--fixed-line", line,
                                      "--fixed-speedup", str(sp)],

@@ -876,14 +876,15 @@ static uint64_t publish_delay(struct bcoz_thread *t)
  * own read or sleep) is taken off what it carries (bcoz_post_block()).
  * Spinning pauses (spin_pauses) and BCOZ_CREDIT_MEASURED carry nothing.
  *
- * Only with BCOZ_CARRY=1 (the default for a day, 2026-11-29).  A late end is also a wait for a CPU: with more threads than
- * CPUs, the pause's CPU went to the program's other threads, and paying
- * it back made the program look faster at every speedup (RocksDB's four
- * readers on two CPUs: +71 for their block read at 100 %, +32 without,
- * an actual +14).  Telling the two apart needs the thread's run delay
- * (schedstat), which costs 0.3 ms a pause under QEMU TCG; and on
- * hardware a timer is late by tens of us, so the carry helps only an
- * emulated machine.  Kept for measuring that (bench/ab.py).
+ * Only with BCOZ_CARRY=1 (the default for a day, 2026-11-29).  A late end
+ * is also a wait for a CPU: with more threads than CPUs, the pause's CPU
+ * went to the program's other threads, and paying it back made the
+ * program look faster at every speedup (RocksDB's four readers on two
+ * CPUs: +71 for their block read at 100 %, +32 without, an actual +14).
+ * Telling the two apart needs the thread's run delay (schedstat), which
+ * costs 0.3 ms a pause under QEMU TCG; and on hardware a timer is late by
+ * tens of us, so the carry helps only an emulated machine.  Kept for
+ * measuring that (bench/ab.py).
  */
 static void pay_from_excess(struct bcoz_thread *t, uint64_t owed)
 {
