@@ -9,9 +9,12 @@ where: whole runs of a pipeline row of tests/truth.py at
 calibration, and per item of the worker (pipeline.c's printout and
 BCOZ_STATS) its wall time, the program's pauses, the wall time less the
 pauses, its wait in get() (the queue's lock, where most delay is paid),
-its loop, its thread's CPU time and bcoz's own processing (at LEVEL the
-CPU time includes the spinning end of each pause and bcoz's signal
-handler; get() counts the wait for the first item too).  The last
+its loop, its thread's CPU time, the part of that in the loop, how often
+it was found on another CPU than at its previous look (three looks an
+item), and bcoz's own processing (at LEVEL the CPU time includes the
+spinning end of each pause and bcoz's signal handler; get() counts the
+wait for the first item too; the loop less its CPU time is what the
+worker waited inside the loop: a pause from the timer, or a CPU taken).  The last
 line: the wall time less the pauses at LEVEL minus the wall time at 0 %,
 per pair of runs, the mean and its standard error; about zero when the
 pauses account for the slowdown (a no-effect line reading 0).
@@ -38,8 +41,8 @@ sys.path.insert(0, HERE)
 import ab  # noqa: E402
 
 ITEM = re.compile(r"(\d+) rounds done wall_ms=([\d.]+) .*w_ms=([\d.]+) g_ms=([\d.]+) "
-                  r"w_cpu_ms=([\d.]+)")
-COLUMNS = ("wall", "pauses", "wall-pauses", "get", "loop", "cpu", "own")
+                  r"w_cpu_ms=([\d.]+) w_loop_cpu_ms=([\d.]+) w_mig=([\d.]+)")
+COLUMNS = ("wall", "pauses", "wall-pauses", "get", "loop", "cpu", "loopcpu", "mig", "own")
 
 
 def item_split(out, st):
@@ -51,8 +54,8 @@ def item_split(out, st):
     assert n > 0, "the program made no item: %s" % out.strip()
     wall, pauses = float(m.group(2)) / n, st["pause_ns"] / 1e6 / n
     return dict(zip(COLUMNS, (wall, pauses, wall - pauses, float(m.group(4)),
-                              float(m.group(3)), float(m.group(5)),
-                              st["process_ns"] / 1e6 / n))), n
+                              float(m.group(3)), float(m.group(5)), float(m.group(6)),
+                              float(m.group(7)), st["process_ns"] / 1e6 / n))), n
 
 
 def main(argv):

@@ -20,10 +20,14 @@
  * rounds 0: run until SIGTERM/SIGINT (bcoz run --experiments N sends it).
  * It prints the items done, the wall time and unit_iterations (so
  * actual-speedup runs can repeat the calibration), and per item: each
- * stage's own time (r_ms, w_ms), the worker's wait in get() (g_ms) and its
- * thread's CPU time (w_cpu_ms), for bench/split.py.
+ * stage's own time (r_ms, w_ms), the worker's wait in get() (g_ms), its
+ * thread's CPU time (w_cpu_ms), the part of it in loop W (w_loop_cpu_ms)
+ * and how often the worker was found on another CPU than at its previous
+ * look (w_mig: before get(), before and after the loop), for bench/split.py.
  */
+#define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +46,8 @@ static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t q_nonempty = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t q_nonfull = PTHREAD_COND_INITIALIZER;
 static long rounds_done;
-static double r_ms, w_ms, g_ms, w_cpu_ms;
+static double r_ms, w_ms, g_ms, w_cpu_ms, w_loop_cpu_ms;
+static long w_mig;
 static long r_items;	/* each stage's own time, for the printout */
 
 /* each loop counts on its own stack: see toy.c */
@@ -111,26 +116,50 @@ static void *reader(void *arg)
 	return arg;
 }
 
-static void *worker(void *arg)
+static double thread_cpu_ms(void)
 {
 	struct timespec cpu;
 
-	for (;;) {
-		double t = wall_ms();
-		long item = get();
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu))
+		return 0;
+	return cpu.tv_sec * 1e3 + cpu.tv_nsec / 1e6;
+}
 
+/* count a change of CPU since the previous look */
+static void look_cpu(int *prev)
+{
+	int c = sched_getcpu();
+
+	if (*prev >= 0 && c != *prev)
+		w_mig++;
+	*prev = c;
+}
+
+static void *worker(void *arg)
+{
+	int cpu = -1;
+
+	for (;;) {
+		double t = wall_ms(), c;
+		long item;
+
+		look_cpu(&cpu);
+		item = get();
 		g_ms += wall_ms() - t;
 		if (item < 0)
 			break;
+		look_cpu(&cpu);
 		t = wall_ms();
+		c = thread_cpu_ms();
 
 		loop_w(w_units * unit * w_pct / 100);
+		w_loop_cpu_ms += thread_cpu_ms() - c;
 		w_ms += wall_ms() - t;
+		look_cpu(&cpu);
 		COZ_PROGRESS; /* PROGRESS */
 		rounds_done++;
 	}
-	if (!clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu))
-		w_cpu_ms = cpu.tv_sec * 1e3 + cpu.tv_nsec / 1e6;
+	w_cpu_ms = thread_cpu_ms();
 	return arg;
 }
 
@@ -176,8 +205,10 @@ int main(int argc, char **argv)
 	pthread_join(w, NULL);
 	items = rounds_done ? rounds_done : 1;
 	printf("pipeline %s%s: %ld rounds done wall_ms=%.1f unit_iterations=%ld "
-	       "r_ms=%.3f w_ms=%.3f g_ms=%.3f w_cpu_ms=%.3f\n", mode,
+	       "r_ms=%.3f w_ms=%.3f g_ms=%.3f w_cpu_ms=%.3f w_loop_cpu_ms=%.3f "
+	       "w_mig=%.3f\n", mode,
 	       r_sleep ? " (sleeping reader)" : "", rounds_done, wall_ms() - t0, unit,
-	       r_ms / (r_items ? r_items : 1), w_ms / items, g_ms / items, w_cpu_ms / items);
+	       r_ms / (r_items ? r_items : 1), w_ms / items, g_ms / items, w_cpu_ms / items,
+	       w_loop_cpu_ms / items, (double)w_mig / items);
 	return 0;
 }
