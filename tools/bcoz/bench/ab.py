@@ -15,7 +15,7 @@ usage: tools/bcoz/bench/ab.py [--runs N] [--experiments N] [--level N]
   CASE       "program MARKER" of tests/truth.py (bench/truth.sh lists them),
              e.g. "sleep-pipe-worker SLEEP_R"
   SETTING    BCOZ_* assignments separated by spaces, or "" for the defaults,
-             e.g. "" "BCOZ_CARRY=1"
+             e.g. "" "BCOZ_SPIN_PAUSES=1"
   --runs N   runs of each setting (default 8), --experiments per run
              (default 24), --level the line speedup (default 50)
   --hold-sample-rate  keep the kernel from lowering perf_event_max_sample_rate
@@ -23,7 +23,7 @@ usage: tools/bcoz/bench/ab.py [--runs N] [--experiments N] [--level N]
 In the VM (KERNEL_FLAVOUR= boots the suite's lockdep kernel; run-vm.sh joins
 its command into one shell line, so quote it whole):
   KERNEL_FLAVOUR= scripts/run-vm.sh --timeout 3000 -- 'tools/bcoz/bench/ab.py \\
-      --hold-sample-rate "sleep-pipe-worker SLEEP_R" "" BCOZ_CARRY=1'
+      --hold-sample-rate "sleep-pipe-worker SLEEP_R" "" BCOZ_SPIN_PAUSES=1'
 Needs: make bcoz.  A benchmark that prints numbers, not a test.
 """
 import argparse

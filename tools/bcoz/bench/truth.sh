@@ -21,7 +21,7 @@
 #               the profiling's own (tests/truth.py)
 #   CASE        substrings of "program MARKER" to run only some rows
 # Environment: BCOZ_BUILD, BCOZ_TEST_SE (default 1.5 here, 2.5 in the suites), BCOZ_TEST_RT, and any
-# BCOZ_* tuning knob (printed in the header), e.g. BCOZ_CREDIT_MEASURED=1.
+# BCOZ_* tuning knob (printed in the header), e.g. BCOZ_SPIN_PAUSES=1.
 # Needs: make bcoz (make bcoz-truth builds and runs it on the host)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -109,6 +109,7 @@ static const struct setting settings[] = {
 	    "a comma-separated list of up to 21 percentages 0-100, e.g. 0,25,50"),
 	SET(BLOCKED_SCOPE, "--blocked-scope", SCOPE, scope, 0, 0, 0, NULL),
 	SET(SLEEP_PAUSES, NULL, FLAG, sleep_pauses, 0, 1, 1, "0 or 1"),
+	SET(SPIN_PAUSES, NULL, FLAG, spin_pauses, 0, 1, 1, "0 or 1"),
 	SET(STACK_BYTES, NULL, NUM, stack_bytes, 0, BCOZ_STACK_BYTES_MAX, 1,
 	    "0 (no stack copy) or 8 to 2048 bytes"),
 	SET(TIMER_US, NULL, NUM, timer_ns, 100, 100000, 1000,
@@ -301,6 +302,27 @@ static int check_combinations(void)
 	if (c->fixed_function && c->scope)
 		return conflict("BCOZ_FIXED_FUNCTION", "BCOZ_BLOCKED_SCOPE",
 				"both choose what to speed up");
+	if (c->spin_pauses && c->sleep_pauses)
+		return conflict("BCOZ_SPIN_PAUSES", "BCOZ_SLEEP_PAUSES",
+				"both choose how a pause waits");
+	/* rules of sleeping pauses: with spinning ones they would do nothing */
+	if (c->spin_pauses || (c->scope == BCOZ_SCHED && !c->sleep_pauses)) {
+		static const char *const sleeping[] = {
+			"BCOZ_CARRY", "BCOZ_CREDIT_MEASURED", "BCOZ_PAUSE_SPIN_MAX_US",
+		};
+
+		for (size_t i = 0; i < sizeof(sleeping) / sizeof(sleeping[0]); i++) {
+			const char *e = getenv(sleeping[i]);
+
+			if (e && *e) {
+				bcoz_msg("error: %s=%.200s applies to sleeping pauses, and %s "
+					 "makes them spin: drop one of the two\n", sleeping[i], e,
+					 c->spin_pauses ? "BCOZ_SPIN_PAUSES=1" :
+					 "--blocked-scope s (unless BCOZ_SLEEP_PAUSES=1)");
+				return -1;
+			}
+		}
+	}
 	return 0;
 }
 

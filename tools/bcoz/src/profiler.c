@@ -669,7 +669,7 @@ charge:
  * kernel provides real ones (or with BCOZ_NO_RUNQ=1).
  */
 static int runq_enabled;
-static int spin_pauses;		/* --blocked-scope s: see pause_ns() */
+static int spin_pauses;		/* BCOZ_SPIN_PAUSES, --blocked-scope s: pause_ns() */
 
 /*
  * The second field of "cpu_time run_delay timeslices\n" in the calling
@@ -719,8 +719,23 @@ static void runq_compensate(struct bcoz_thread *t)
 }
 
 /*
- * A sleep ends late: timer slack, the wake-up's latency, a busy or virtual
- * CPU (0.1-0.3 ms under QEMU TCG, up to the slack for a normal thread).
+ * A pause sleeps, as COZ's do, or spins on the thread's CPU for its
+ * length: with BCOZ_SPIN_PAUSES=1, and for --blocked-scope s (see below).
+ * Neither is right everywhere (bench/ab.py, 2026-11-29).  Where the
+ * program has a CPU per thread, a sleep pays a wake-up that a spin does
+ * not: in the lockdep guest the worker-bound sleeping pipeline's line
+ * with no effect read -7.3 (SE 1.6) sleeping and -1.4 (SE 2.2) spinning
+ * (20 runs each, alternating; paired +5.9, SE 1.5).  Where it has more
+ * runnable threads than CPUs, a spinning pause burns CPU the others
+ * need, and every thread but the sped-up one pauses, so the program
+ * slows by more than the delay: RocksDB's four readers on two vCPUs
+ * (make case-study) read the block read at -26.7 spinning against an
+ * actual +16.2, +23.5..+36.3 sleeping.  A sleeping pause errs the other
+ * way there, as its CPU goes to threads the model has waiting.
+ *
+ * A sleeping pause (the knobs below apply to it only) ends late: timer
+ * slack, the wake-up's latency, a busy or virtual CPU (0.1-0.3 ms under
+ * QEMU TCG, up to the slack for a normal thread).
  * A pause is the model's delay of this thread, so a late one stretches the
  * thread by more than the model allows, and where the thread pauses inside
  * a critical section (a lock holder, a pipeline's bottleneck stage) lines
@@ -776,11 +791,13 @@ static void pause_ns(struct bcoz_thread *t, uint64_t ns)
 
 	if (spin_pauses) {
 		/*
-		 * Speeding up the wait for a CPU: a sleeping pause would hand
-		 * its CPU to the threads whose waiting is being sped up, so
-		 * their waits (and the delays they earn) would shrink and the
-		 * prediction with them.  Stay on the CPU as the thread would,
-		 * sampled: its own waits for the CPU count as its hits.
+		 * Stay on the CPU, sampled (the samples land in this
+		 * function, never in a line of the program).  Where the wait
+		 * for a CPU is sped up (--blocked-scope s), a sleeping pause
+		 * would hand its CPU to the threads whose waiting is being
+		 * sped up, so their waits (and the delays they earn) would
+		 * shrink and the prediction with them; a spinning thread's own
+		 * waits for the CPU count as its hits.
 		 */
 		while (bcoz_now() - t0 < ns)
 			;
@@ -1941,7 +1958,8 @@ __attribute__((constructor)) static void bcoz_init(void)
 		setenv("BCOZ_FOLLOWED", "1", 1);
 	nspeedups = bcoz_cfg.nspeedups;
 	memcpy(speedup_list, bcoz_cfg.speedups, sizeof(speedup_list));
-	spin_pauses = bcoz_cfg.scope == BCOZ_SCHED && !bcoz_cfg.sleep_pauses;
+	spin_pauses = bcoz_cfg.spin_pauses ||
+		      (bcoz_cfg.scope == BCOZ_SCHED && !bcoz_cfg.sleep_pauses);
 	if (sampler_probe())
 		bcoz_real_exit(1);
 	if (linemap_init(bcoz_cfg.followed)) {

@@ -82,6 +82,7 @@ struct bcoz_config {
 	int nspeedups;
 	int scope;			/* BCOZ_BLOCKED_SCOPE, BCOZ_ONCPU: none */
 	int sleep_pauses;		/* BCOZ_SLEEP_PAUSES */
+	int spin_pauses;		/* BCOZ_SPIN_PAUSES */
 	int stack_bytes;		/* BCOZ_STACK_BYTES, -1: default */
 	uint64_t timer_ns;		/* BCOZ_TIMER_US */
 	unsigned int pause_ticks;	/* BCOZ_PAUSE_TICKS */

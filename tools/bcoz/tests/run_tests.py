@@ -664,25 +664,34 @@ def t_lock_line_o():
 def t_late_timer():
     """Pauses stay exact when every sleep ends late.  With 2 ms of timer
     slack (lock.c's fourth argument; normal priority, as real-time threads
-    have none) each sleep of a pause ends up to 2 ms late.  Past the spin
-    cap (300 us) a late wake-up is taken for a preemption and charged to
-    the thread; when every one of the last 8 is that late, the timer is,
-    and the cap rises to it (pause_cap() in profiler.c).  Counted by
-    BCOZ_STATS: the pauses' time beyond what was owed, against the pauses'
-    time: 2.4-3.9 % in three runs (15 experiments; a thread's first
-    sleep is paid).  With the cap fixed at 300 us, 59 % (485 ms of 821)."""
+    have none) each sleep ends up to 2 ms late.  A sleeping pause (the
+    default) sleeps and spins its end: past the spin cap (300 us) a late
+    wake-up is taken for a preemption and charged to the thread; when every
+    one of the last 8 is that late, the timer is, and the cap rises to it
+    (pause_cap() in profiler.c).  Counted by BCOZ_STATS: the pauses' time
+    beyond what was owed, against the pauses' time: 2.4-3.9 % in three runs
+    (15 experiments; a thread's first sleep is paid); with the cap fixed at
+    300 us, 59 % (485 ms of 821).  A spinning pause (BCOZ_SPIN_PAUSES=1)
+    never meets the slack."""
     need_two_cpus()
-    rc, out, err, _ = run(["-o", prof("late.coz"), "--fixed-line", marker_line("lock.c", "LOOP_O"),
-                           "--fixed-speedup", "50"], [prog("lock"), "0", "0", "100", "2000"],
-                          experiments=15, env={"BCOZ_STATS": prof("late.stats")})
-    assert rc == 0 and os.path.exists(os.path.join(TMP, "late.stats")), err
-    st = stats(os.path.join(TMP, "late.stats"))
-    paused, late = st["pause_ns"], st["overslept_ns"]
-    assert paused > 50e6, "the program paused only %.1f ms: the check needs pauses" % (paused / 1e6)
-    assert late <= 0.1 * paused, "pauses ran %.0f ms late of %.0f ms (%.0f %%), more than 10 %%" % (
-        late / 1e6, paused / 1e6, 100.0 * late / paused)
-    return "pauses %.0f ms, late by %.1f ms (%.1f %%)" % (paused / 1e6, late / 1e6,
-                                                          100.0 * late / paused)
+    got = []
+    for how, env in (("sleeping", {}), ("spinning", {"BCOZ_SPIN_PAUSES": "1"})):
+        st_path = prof("late-%s.stats" % how)
+        rc, out, err, _ = run(["-o", prof("late.coz"), "--fixed-line",
+                               marker_line("lock.c", "LOOP_O"), "--fixed-speedup", "50"],
+                              [prog("lock"), "0", "0", "100", "2000"],
+                              experiments=15, env=dict(env, BCOZ_STATS=st_path))
+        assert rc == 0 and os.path.exists(st_path), err
+        st = stats(st_path)
+        paused, late = st["pause_ns"], st["overslept_ns"]
+        assert paused > 50e6, "%s: the program paused only %.1f ms: the check needs pauses" % (
+            how, paused / 1e6)
+        assert late <= 0.1 * paused, \
+            "%s pauses ran %.0f ms late of %.0f ms (%.0f %%), more than 10 %%" % (
+                how, late / 1e6, paused / 1e6, 100.0 * late / paused)
+        got.append("%s: pauses %.0f ms, late by %.1f ms (%.1f %%)" % (
+            how, paused / 1e6, late / 1e6, 100.0 * late / paused))
+    return "; ".join(got)
 
 
 # Ground-truth programs of tests/truth.py (bench/truth.sh prints them all):
@@ -1213,6 +1222,25 @@ def t_settings_errors():
                           timeout=30)
     assert rc == 2, (rc, err)
     one_error_line(err, "(--fixed-line, --blocked-scope)", "use one of them")
+    # a rule of sleeping pauses where pauses spin
+    for var in ("BCOZ_CARRY", "BCOZ_CREDIT_MEASURED", "BCOZ_PAUSE_SPIN_MAX_US"):
+        rc, out, err, _ = run(["-o", prof("x.coz")], [prog("toy"), "1"], timeout=30,
+                              env={var: "1", "BCOZ_SPIN_PAUSES": "1"})
+        assert rc == 2 and "rounds done" not in out, (var, rc, out, err)
+        one_error_line(err, "%s=1 applies to sleeping pauses, and BCOZ_SPIN_PAUSES=1" % var,
+                       "drop one of the two")
+    rc, out, err, _ = run(["-o", prof("x.coz"), "--blocked-scope", "s"], [prog("toy"), "1"],
+                          timeout=30, env={"BCOZ_CARRY": "1"})
+    assert rc == 2, (rc, out, err)
+    one_error_line(err, "BCOZ_CARRY=1 applies to sleeping pauses, and --blocked-scope s")
+    rc, out, err, _ = run(["-o", prof("x.coz")], [prog("toy"), "1"], timeout=30,
+                          env={"BCOZ_SPIN_PAUSES": "1", "BCOZ_SLEEP_PAUSES": "1"})
+    assert rc == 2, (rc, out, err)
+    one_error_line(err, "BCOZ_SPIN_PAUSES and BCOZ_SLEEP_PAUSES", "use one of them")
+    # where they do apply, the program runs
+    rc, out, err, _ = run(["-o", prof("x.coz")], [prog("toy"), "1", "1000"], timeout=30,
+                          env={"BCOZ_CARRY": "1"})
+    assert rc == 0 and "rounds done" in out, (rc, out, err)
     rc, out, err, _ = run(["--speedup", "50"], [prog("toy"), "1"], timeout=30)
     assert rc == 2, (rc, err)
     one_error_line(err, "unrecognized arguments: --speedup", "bcoz run --help")
@@ -1223,8 +1251,8 @@ def t_settings_errors():
                        text=True, timeout=30)
     assert p.returncode == 2, (p.returncode, p.stderr)
     one_error_line(p.stderr, "missing '---'", "bcoz run [OPTIONS] --- ./app args")
-    return "%d bad BCOZ_* values, 2 bad option values, 3 bad command lines: one line each" \
-        % len(BAD_SETTINGS)
+    return "%d bad BCOZ_* values, 2 bad option values, 5 settings that contradict each " \
+        "other, 3 bad command lines: one line each" % len(BAD_SETTINGS)
 
 
 def t_class_names():
@@ -1840,6 +1868,11 @@ def t_split_items():
     assert 0 < row["loop"] < row["wall"] and 0 <= row["get"] < row["loop"], row
     # the CPU time is the thread's, the host's steal time not in it
     assert 0 < row["cpu"] < 1.5 * row["wall"], row
+    # the loop's CPU time is part of the thread's, and the loop computes
+    # (its wall time, less a CPU taken by another thread now and then)
+    assert 0.3 * row["loop"] < row["loopcpu"] <= row["cpu"], row
+    # three looks an item: at most three changes of CPU
+    assert 0 <= row["mig"] <= 3, row
     try:
         split.item_split("pipeline worker: 12 rounds done wall_ms=60.0 r_ms=1.0 w_ms=4.5\n",
                          {"pause_ns": 0, "process_ns": 0})
@@ -1847,8 +1880,8 @@ def t_split_items():
         assert "no per-item times" in str(e), e
     else:
         raise AssertionError("an output without g_ms and w_cpu_ms was taken")
-    return "per item: wall %.2f ms, loop %.2f, get %.3f, cpu %.2f" % (
-        row["wall"], row["loop"], row["get"], row["cpu"])
+    return "per item: wall %.2f ms, loop %.2f (cpu %.2f), get %.3f, cpu %.2f, cpu changes %.2f" % (
+        row["wall"], row["loop"], row["loopcpu"], row["get"], row["cpu"], row["mig"])
 
 
 TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
