@@ -12,9 +12,10 @@ pauses, its wait in get() (the queue's lock, where most delay is paid),
 its loop, its thread's CPU time, the part of that in the loop, how often
 it was found on another CPU than at its previous look (three looks an
 item), and bcoz's own processing (at LEVEL the CPU time includes the
-spinning end of each pause and bcoz's signal handler; get() counts the
-wait for the first item too; the loop less its CPU time is what the
-worker waited inside the loop: a pause from the timer, or a CPU taken).  The last
+spinning part of each pause, all of a spinning pause, and bcoz's signal
+handler; get() counts the wait for the first item too; the loop less its
+CPU time is what the worker waited inside the loop: a sleeping pause from
+the timer, or a CPU taken).  The last
 line: the wall time less the pauses at LEVEL minus the wall time at 0 %,
 per pair of runs, the mean and its standard error; about zero when the
 pauses account for the slowdown (a no-effect line reading 0).

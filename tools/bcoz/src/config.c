@@ -272,8 +272,11 @@ static int conflict(const char *a, const char *b, const char *why)
 {
 	const struct setting *sa = setting(a), *sb = setting(b);
 
-	bcoz_msg("error: %s and %s (%s, %s) %s: use one of them\n", a, b, sa->option,
-		 sb->option, why);
+	if (sa->option && sb->option)
+		bcoz_msg("error: %s and %s (%s, %s) %s: use one of them\n", a, b, sa->option,
+			 sb->option, why);
+	else
+		bcoz_msg("error: %s and %s %s: use one of them\n", a, b, why);
 	return -1;
 }
 
@@ -310,15 +313,17 @@ static int check_combinations(void)
 		static const char *const sleeping[] = {
 			"BCOZ_CARRY", "BCOZ_CREDIT_MEASURED", "BCOZ_PAUSE_SPIN_MAX_US",
 		};
+		const int asked[] = { c->carry, c->credit_measured, 1 };
 
 		for (size_t i = 0; i < sizeof(sleeping) / sizeof(sleeping[0]); i++) {
 			const char *e = getenv(sleeping[i]);
 
-			if (e && *e) {
-				bcoz_msg("error: %s=%.200s applies to sleeping pauses, and %s "
-					 "makes them spin: drop one of the two\n", sleeping[i], e,
-					 c->spin_pauses ? "BCOZ_SPIN_PAUSES=1" :
-					 "--blocked-scope s (unless BCOZ_SLEEP_PAUSES=1)");
+			/* a flag at 0 asks for the default */
+			if (e && *e && asked[i]) {
+				bcoz_msg("error: %s=%.200s applies to sleeping pauses, and %s\n",
+					 sleeping[i], e, c->spin_pauses ?
+					 "BCOZ_SPIN_PAUSES=1 makes them spin: drop one of the two" :
+					 "--blocked-scope s makes them spin: add BCOZ_SLEEP_PAUSES=1");
 				return -1;
 			}
 		}

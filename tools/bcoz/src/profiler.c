@@ -116,6 +116,13 @@ static _Atomic uint64_t total_late_handoff;	/* points due before a hand-off, sam
 static _Atomic uint64_t total_in_handler;	/* points sampled in our SIGPROF handler */
 static _Atomic uint64_t total_overslept_ns;	/* pauses that ended late */
 static _Atomic uint64_t total_carried_ns;	/* oversleep that paid a later pause */
+static _Atomic uint64_t total_spun, total_slept;	/* pauses of each kind */
+static _Atomic uint64_t total_in_pause;	/* samples taken in a pause, dropped */
+/* the program's threads not in a wait that another thread ends (between
+ * bcoz_pre_block() and bcoz_post_block()): a pause spins while they are
+ * no more than ncpus (pause_ns()) */
+static _Atomic int running_threads;
+static int ncpus;			/* the CPUs the process may run on */
 /*
  * Counted as the records are drained, not when a thread ends: with
  * --experiments the statistics are written before the threads end.
@@ -503,6 +510,19 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 	atomic_fetch_add(&class_samples[cls], weight);
 	if (cls == BCOZ_LOCK)
 		return;	/* lock waiting is a consequence of the holder's work: never a line's */
+	if ((cls == BCOZ_ONCPU || (cls == BCOZ_SCHED && bcoz_cfg.scope != BCOZ_SCHED)) &&
+	    time && time >= t->pause_from && time <= t->pause_to) {
+		/*
+		 * Taken in our own pause's spin (or while its CPU was taken):
+		 * bcoz's time, never a line's.  The walk below skips bcoz's
+		 * frames and would charge it to the line that called the
+		 * wrapper, or through the signal frame to the interrupted
+		 * function's caller.  Under --blocked-scope s a spin's waits
+		 * for the CPU are its hits (pause_ns()).
+		 */
+		atomic_fetch_add(&total_in_pause, weight);
+		return;
+	}
 	if (cls == BCOZ_ONCPU && !t->owed && !late && time &&
 	    time >= t->work_from && time <= t->work_to &&
 	    (time < t->pause_from || time > t->pause_to)) {
@@ -669,7 +689,7 @@ charge:
  * kernel provides real ones (or with BCOZ_NO_RUNQ=1).
  */
 static int runq_enabled;
-static int spin_pauses;		/* BCOZ_SPIN_PAUSES, --blocked-scope s: pause_ns() */
+static int spin_pauses;		/* every pause spins: see pause_ns() */
 
 /*
  * The second field of "cpu_time run_delay timeslices\n" in the calling
@@ -719,19 +739,26 @@ static void runq_compensate(struct bcoz_thread *t)
 }
 
 /*
- * A pause sleeps, as COZ's do, or spins on the thread's CPU for its
- * length: with BCOZ_SPIN_PAUSES=1, and for --blocked-scope s (see below).
- * Neither is right everywhere (bench/ab.py, 2026-11-29).  Where the
- * program has a CPU per thread, a sleep pays a wake-up that a spin does
- * not: in the lockdep guest the worker-bound sleeping pipeline's line
- * with no effect read -7.3 (SE 1.6) sleeping and -1.4 (SE 2.2) spinning
- * (20 runs each, alternating; paired +5.9, SE 1.5).  Where it has more
- * runnable threads than CPUs, a spinning pause burns CPU the others
- * need, and every thread but the sped-up one pauses, so the program
- * slows by more than the delay: RocksDB's four readers on two vCPUs
- * (make case-study) read the block read at -26.7 spinning against an
- * actual +16.2, +23.5..+36.3 sleeping.  A sleeping pause errs the other
- * way there, as its CPU goes to threads the model has waiting.
+ * A pause spins on the thread's CPU for its length while the program's
+ * threads that are not waiting for another (running_threads) are no more
+ * than its CPUs, and sleeps otherwise; BCOZ_SPIN_PAUSES=1 and
+ * BCOZ_SLEEP_PAUSES=1 choose one kind for every pause, and
+ * --blocked-scope s spins (see below).  Neither kind is right everywhere
+ * (bench/ab.py and make case-study, 2026-11-29).  Where each thread has a
+ * CPU, a sleep pays a wake-up that a spin does not: in the lockdep guest
+ * the worker-bound sleeping pipeline's line with no effect read -7.3 (SE
+ * 1.6) sleeping and -1.4 (SE 2.2) spinning (20 runs each, alternating;
+ * paired +5.9, SE 1.5), and -10.4 (1.7) against -2.8 (2.7) with this
+ * rule.  Where runnable threads outnumber the CPUs, every thread but the
+ * sped-up one pauses, and spinning, their pauses take the CPU the others
+ * need: the program slows by more than the delay (N threads on P CPUs,
+ * each of the N - 1 others spinning for about the global delay, take
+ * (N - 1) / P of it in wall time).  RocksDB's four readers on two vCPUs
+ * read the block read at -26.7 spinning against an actual +16.2,
+ * +23.5..+36.3 sleeping (a sleeping pause errs the other way there, its
+ * CPU going to threads the model has waiting, but less).  A thread in a
+ * read or a sleep of its own counts as running, so in doubt a pause
+ * sleeps, COZ's way.
  *
  * A sleeping pause (the knobs below apply to it only) ends late: timer
  * slack, the wake-up's latency, a busy or virtual CPU (0.1-0.3 ms under
@@ -785,11 +812,22 @@ static uint64_t pause_cap(struct bcoz_thread *t)
 	return cap < BCOZ_PAUSE_SPIN_LIMIT_NS ? cap : BCOZ_PAUSE_SPIN_LIMIT_NS;
 }
 
+/* the CPUs the process may run on (its affinity mask; not a cgroup quota) */
+static int usable_cpus(void)
+{
+	cpu_set_t set;
+
+	return sched_getaffinity(0, sizeof(set), &set) ? 1 : CPU_COUNT(&set);
+}
+
 static void pause_ns(struct bcoz_thread *t, uint64_t ns)
 {
 	uint64_t t0 = bcoz_now(), el, late, seq = atomic_load(&exp_seq);
+	int spin = spin_pauses || (!bcoz_cfg.sleep_pauses &&
+				   atomic_load(&running_threads) <= ncpus);
 
-	if (spin_pauses) {
+	atomic_fetch_add(spin ? &total_spun : &total_slept, 1);
+	if (spin) {
 		/*
 		 * Stay on the CPU, sampled (the samples land in this
 		 * function, never in a line of the program).  Where the wait
@@ -845,11 +883,11 @@ static void pause_ns(struct bcoz_thread *t, uint64_t ns)
 	 * Credit what was owed, not the oversleep (see above), unless
 	 * BCOZ_CREDIT_MEASURED=1 asks for COZ's rule.
 	 */
-	t->local_delay += bcoz_cfg.credit_measured && !spin_pauses ? el : ns;
+	t->local_delay += bcoz_cfg.credit_measured && !spin ? el : ns;
 	if (el > ns) {
 		atomic_fetch_add(&total_overslept_ns, el - ns);
 		/* carried within the experiment the pause began in, only */
-		if (bcoz_cfg.carry && !bcoz_cfg.credit_measured && !spin_pauses &&
+		if (bcoz_cfg.carry && !bcoz_cfg.credit_measured && !spin &&
 		    seq == atomic_load(&exp_seq)) {
 			if (t->excess_exp != seq)
 				t->excess_ns = 0;
@@ -1073,7 +1111,10 @@ void bcoz_pre_block(void)
 		t->late_seen = delay_hist_sum(t->late_from, t->block_ts);
 		handler_allow(t);
 	}
-	t->blocked = 1;
+	/* one exchange: a signal handler's wrapped call between a test and
+	 * a store would count the thread twice */
+	if (!__atomic_exchange_n(&t->blocked, 1, __ATOMIC_RELAXED))
+		atomic_fetch_sub(&running_threads, 1);
 }
 
 static void settle_wait(struct bcoz_thread *t, uint64_t now)
@@ -1136,7 +1177,8 @@ void bcoz_post_block(int skip)
 		t->excess_ns = waited < t->excess_ns ? t->excess_ns - waited : 0;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	}
-	t->blocked = 0;
+	if (__atomic_exchange_n(&t->blocked, 0, __ATOMIC_RELAXED))
+		atomic_fetch_add(&running_threads, 1);
 	/*
 	 * Woken by another thread.  COZ credits all the delay published while
 	 * we waited: the waker paid it.  But part of it may be dated before we
@@ -1309,6 +1351,7 @@ void bcoz_thread_begin(struct bcoz_thread *t, uint64_t inherit)
 		t->last_run_delay = read_run_delay(t);
 	t->local_delay = inherit;
 	self_thread = t;
+	atomic_fetch_add(&running_threads, 1);
 	altstack_begin(t);
 	sampler_start(t);
 	memset(&sev, 0, sizeof(sev));
@@ -1443,6 +1486,8 @@ void bcoz_thread_end(struct bcoz_thread *t)
 	if (t->has_timer)
 		timer_delete(t->timer);
 	t->has_timer = 0;
+	if (!t->blocked)
+		atomic_fetch_sub(&running_threads, 1);
 	self_thread = NULL;
 	sampler_stop(t);
 	altstack_end(t);
@@ -1960,6 +2005,7 @@ __attribute__((constructor)) static void bcoz_init(void)
 	memcpy(speedup_list, bcoz_cfg.speedups, sizeof(speedup_list));
 	spin_pauses = bcoz_cfg.spin_pauses ||
 		      (bcoz_cfg.scope == BCOZ_SCHED && !bcoz_cfg.sleep_pauses);
+	ncpus = usable_cpus();
 	if (sampler_probe())
 		bcoz_real_exit(1);
 	if (linemap_init(bcoz_cfg.followed)) {
@@ -2020,7 +2066,7 @@ static void write_stats(void)
 {
 	static _Atomic int written;
 	const char *stats = bcoz_cfg.stats;
-	char buf[512];
+	char buf[768];
 	int fd, n, expect = 0;
 
 	if (!stats || !*stats || !atomic_compare_exchange_strong(&written, &expect, 1))
@@ -2030,7 +2076,7 @@ static void write_stats(void)
 		     "pause_ns=%llu overslept_ns=%llu experiments=%llu samples=%llu blocked=%llu "
 		     "lock=%llu unsampled=%d exit_credit_ns=%llu own_credit_ns=%llu "
 		     "throttled=%llu process_ns=%llu late_handoff=%llu in_handler=%llu "
-		     "carried_ns=%llu\n",
+		     "carried_ns=%llu spun=%llu slept=%llu in_pause=%llu\n",
 		     (unsigned long long)startup_cost_ns,
 		     (unsigned long long)(bcoz_now() - start_ns),
 		     (unsigned long long)atomic_load(&global_delay),
@@ -2048,7 +2094,10 @@ static void write_stats(void)
 		     (unsigned long long)atomic_load(&total_process_ns),
 		     (unsigned long long)atomic_load(&total_late_handoff),
 		     (unsigned long long)atomic_load(&total_in_handler),
-		     (unsigned long long)atomic_load(&total_carried_ns));
+		     (unsigned long long)atomic_load(&total_carried_ns),
+		     (unsigned long long)atomic_load(&total_spun),
+		     (unsigned long long)atomic_load(&total_slept),
+		     (unsigned long long)atomic_load(&total_in_pause));
 	fd = open(stats, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0 || syscall(SYS_write, fd, buf, n) < 0)
 		bcoz_msg("warning: cannot write %s\n", stats);

@@ -121,13 +121,14 @@ def rt_prefix():
 RT = rt_prefix()
 
 
-def run(args, prog, experiments=None, timeout=None, env=None, rt=False):
+def run(args, prog, experiments=None, timeout=None, env=None, rt=False, prefix=()):
     """bcoz run ARGS --- PROG; with EXPERIMENTS, the program (started with
-    rounds 0) runs until bcoz has that many experiments."""
+    rounds 0) runs until bcoz has that many experiments.  PREFIX runs the
+    command under another, e.g. taskset."""
     timeout = timeout or TIMEOUT
     if experiments:
         args = ["--experiments", str(experiments)] + args
-    cmd = (RT if rt else []) + [BCOZ, "run"] + args + ["---"] + prog
+    cmd = list(prefix) + (RT if rt else []) + [BCOZ, "run"] + args + ["---"] + prog
     e = dict(os.environ)
     e.update(env or {})
     t0 = time.time()
@@ -664,18 +665,21 @@ def t_lock_line_o():
 def t_late_timer():
     """Pauses stay exact when every sleep ends late.  With 2 ms of timer
     slack (lock.c's fourth argument; normal priority, as real-time threads
-    have none) each sleep ends up to 2 ms late.  A sleeping pause (the
-    default) sleeps and spins its end: past the spin cap (300 us) a late
+    have none) each sleep ends up to 2 ms late.  A sleeping pause
+    (BCOZ_SLEEP_PAUSES=1, or the default where threads outnumber CPUs)
+    sleeps and spins its end: past the spin cap (300 us) a late
     wake-up is taken for a preemption and charged to the thread; when every
     one of the last 8 is that late, the timer is, and the cap rises to it
     (pause_cap() in profiler.c).  Counted by BCOZ_STATS: the pauses' time
     beyond what was owed, against the pauses' time: 2.4-3.9 % in three runs
     (15 experiments; a thread's first sleep is paid); with the cap fixed at
-    300 us, 59 % (485 ms of 821).  A spinning pause (BCOZ_SPIN_PAUSES=1)
-    never meets the slack."""
+    300 us, 59 % (485 ms of 821).  A spinning pause (BCOZ_SPIN_PAUSES=1,
+    or the default where the program has a CPU per thread) never meets the
+    slack."""
     need_two_cpus()
     got = []
-    for how, env in (("sleeping", {}), ("spinning", {"BCOZ_SPIN_PAUSES": "1"})):
+    for how, env in (("sleeping", {"BCOZ_SLEEP_PAUSES": "1"}),
+                     ("spinning", {"BCOZ_SPIN_PAUSES": "1"})):
         st_path = prof("late-%s.stats" % how)
         rc, out, err, _ = run(["-o", prof("late.coz"), "--fixed-line",
                                marker_line("lock.c", "LOOP_O"), "--fixed-speedup", "50"],
@@ -692,6 +696,37 @@ def t_late_timer():
         got.append("%s: pauses %.0f ms, late by %.1f ms (%.1f %%)" % (
             how, paused / 1e6, late / 1e6, 100.0 * late / paused))
     return "; ".join(got)
+
+
+def t_pause_kind():
+    """A pause spins while the program's threads not waiting for another
+    are no more than its CPUs, and sleeps otherwise (pause_ns() in
+    profiler.c).  The reader-bound pipeline with its reader's line sped
+    up: the worker pays, its reader computing beside it.  On one CPU
+    (taskset) two running threads outnumber it: e.g. 219 of 265 pauses
+    slept; on two, 207 of 207 spun (BCOZ_STATS spun and slept)."""
+    need_two_cpus()
+    line = marker_line("pipeline.c", "LOOP_R")
+    mine = sorted(os.sched_getaffinity(0))
+    got = {}
+    for n_cpus in (1, 2):
+        cpus = ",".join(str(c) for c in mine[:n_cpus])
+        st_path = prof("kind-%d.stats" % n_cpus)
+        rc, out, err, _ = run(["-o", prof("kind.coz"), "--fixed-line", line,
+                               "--fixed-speedup", "50"], [prog("pipeline"), "0", "0", "reader"],
+                              experiments=10, env={"BCOZ_STATS": st_path},
+                              prefix=["taskset", "-c", cpus])
+        assert rc == 0 and os.path.exists(st_path), err
+        st = stats(st_path)
+        n = st["spun"] + st["slept"]
+        assert n >= 20, "CPUs %s: only %d pauses: the check needs pauses" % (cpus, n)
+        got[n_cpus] = (st["spun"], st["slept"], n)
+    spun, slept, n = got[1]
+    assert slept >= 0.6 * n, "on one CPU %d of %d pauses slept; want most" % (slept, n)
+    spun, slept, n = got[2]
+    assert spun >= 0.9 * n, "on two CPUs %d of %d pauses spun; want nearly all" % (spun, n)
+    return "one CPU: %d of %d pauses slept; two: %d of %d spun" % (
+        got[1][1], got[1][2], got[2][0], got[2][2])
 
 
 # Ground-truth programs of tests/truth.py (bench/truth.sh prints them all):
@@ -1232,15 +1267,18 @@ def t_settings_errors():
     rc, out, err, _ = run(["-o", prof("x.coz"), "--blocked-scope", "s"], [prog("toy"), "1"],
                           timeout=30, env={"BCOZ_CARRY": "1"})
     assert rc == 2, (rc, out, err)
-    one_error_line(err, "BCOZ_CARRY=1 applies to sleeping pauses, and --blocked-scope s")
+    one_error_line(err, "BCOZ_CARRY=1 applies to sleeping pauses, and --blocked-scope s",
+                   "add BCOZ_SLEEP_PAUSES=1")
     rc, out, err, _ = run(["-o", prof("x.coz")], [prog("toy"), "1"], timeout=30,
                           env={"BCOZ_SPIN_PAUSES": "1", "BCOZ_SLEEP_PAUSES": "1"})
     assert rc == 2, (rc, out, err)
     one_error_line(err, "BCOZ_SPIN_PAUSES and BCOZ_SLEEP_PAUSES", "use one of them")
-    # where they do apply, the program runs
-    rc, out, err, _ = run(["-o", prof("x.coz")], [prog("toy"), "1", "1000"], timeout=30,
-                          env={"BCOZ_CARRY": "1"})
-    assert rc == 0 and "rounds done" in out, (rc, out, err)
+    assert "(null)" not in err, err
+    # where they do apply, or ask for the default, the program runs
+    for env in ({"BCOZ_CARRY": "1"}, {"BCOZ_CARRY": "0", "BCOZ_SPIN_PAUSES": "1"}):
+        rc, out, err, _ = run(["-o", prof("x.coz")], [prog("toy"), "1", "1000"], timeout=30,
+                              env=env)
+        assert rc == 0 and "rounds done" in out, (env, rc, out, err)
     rc, out, err, _ = run(["--speedup", "50"], [prog("toy"), "1"], timeout=30)
     assert rc == 2, (rc, err)
     one_error_line(err, "unrecognized arguments: --speedup", "bcoz run --help")
@@ -1894,6 +1932,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("lock: speeding critical loop L", t_lock_line_l),
     ("lock: speeding outside loop O", t_lock_line_o),
     ("late timer: pauses stay exact", t_late_timer),
+    ("pauses spin unless threads outnumber CPUs", t_pause_kind),
     ("pipeline: the busy stage as a clock", t_busy_stage),
     ("bench split: the worker's times per item", t_split_items),
     ("pipeline: speeding the bottleneck stage", t_pipeline_bottleneck),

@@ -70,12 +70,14 @@ TRUTH_TOL = 10.0        # prediction vs actual speedup (as the host suite)
 # The worker-bound sleeping pipeline's worker pays the reader's delay in
 # pauses: the program's pauses (nearly all the worker's; the reader is the
 # one sped up), summed over the row's runs, are this share of the global
-# delay.  Above 1 by what the pauses ran late: on the lockdep guest
-# (2026-11-29, 20 runs, bench/ab.py) 1.079, and 1.09-1.22 a run and 1.127
-# in all in 16 runs earlier that day; 1.031 with BCOZ_SPIN_PAUSES=1 (a
-# spin ends late only when the guest takes its CPU), and 0.98-1.06 a run
-# when the late part paid the next pause (BCOZ_CARRY=1, the default for a
-# day; see Documentation/bcoz/bcoz.rst "Delay rules").  The row may stop after
+# delay.  Above 1 by what the pauses ran late.  Its two threads have a
+# CPU each, so its pauses spin (profiler.c, pause_ns()), and a spin ends
+# late only when the guest takes its CPU: on the lockdep guest
+# (2026-11-29, bench/ab.py) 1.029 in 16 runs and 1.031 in 20.  Sleeping
+# pauses (BCOZ_SLEEP_PAUSES=1) came to 1.079-1.097 (1.09-1.22 a run), and
+# 0.98-1.06 a run when the late part paid the next pause (BCOZ_CARRY=1,
+# the default for a day; see Documentation/bcoz/bcoz.rst "Delay
+# rules").  The row may stop after
 # three runs, so the bound allows one run's worst and some.  Below the
 # range, pauses went unpaid (the delay of an experiment's end is
 # forgiven); above it, pauses ran late past what they are built to
@@ -322,9 +324,10 @@ def main(argv):
     # as long, made here.  Reader-bound, the line is the bottleneck: within
     # TRUTH_TOL points of its actual speedup (measured +0.4..+2.8 off).
     # Worker-bound, it has no effect: printed, not asserted.  On this lockdep
-    # kernel it reads below zero (-2.9 to -8.8 in the last four CIs, about
-    # +0.5 actual), and -0.5 on the nolockdep one (truth.sh --vm): the
-    # negative bias of issue 11, its cause open (bench/split.py).
+    # kernel it read below zero with sleeping pauses (-2.9 to -8.8 in four
+    # CIs, about +0.5 actual; -0.5 on the nolockdep one, truth.sh --vm),
+    # the wake-ups' cost; its pauses spin since 2026-11-29, and it read
+    # -2.8 (SE 2.7) against -10.4 (1.7) sleeping, 16 runs each.
     # The lock's holder (tests/lock.c, L at 50 %: about +50): it read 11-13
     # points low in the guest while owed on-CPU points (13-27 % of a
     # holder's, their timer interrupt late) went to the lock call, and
