@@ -309,7 +309,7 @@ static int check_combinations(void)
 		return conflict("BCOZ_SPIN_PAUSES", "BCOZ_SLEEP_PAUSES",
 				"both choose how a pause waits");
 	/* rules of sleeping pauses: with spinning ones they would do nothing */
-	if (c->spin_pauses || (c->scope == BCOZ_SCHED && !c->sleep_pauses)) {
+	if (bcoz_every_pause_spins(c)) {
 		static const char *const sleeping[] = {
 			"BCOZ_CARRY", "BCOZ_CREDIT_MEASURED", "BCOZ_PAUSE_SPIN_MAX_US",
 		};
@@ -329,6 +329,11 @@ static int check_combinations(void)
 		}
 	}
 	return 0;
+}
+
+int bcoz_every_pause_spins(const struct bcoz_config *c)
+{
+	return c->spin_pauses || (c->scope == BCOZ_SCHED && !c->sleep_pauses);
 }
 
 static void set_defaults(void)

@@ -118,6 +118,8 @@ static _Atomic uint64_t total_overslept_ns;	/* pauses that ended late */
 static _Atomic uint64_t total_carried_ns;	/* oversleep that paid a later pause */
 static _Atomic uint64_t total_spun, total_slept;	/* pauses of each kind */
 static _Atomic uint64_t total_in_pause;	/* samples taken in a pause, dropped */
+static _Atomic uint64_t total_spun_count_ns;	/* pauses' spins' CPU time, recorded where
+						 * a hand-off's credit may need it */
 /* the program's threads not in a wait that another thread ends (between
  * bcoz_pre_block() and bcoz_post_block()): a pause spins while they are
  * no more than ncpus (pause_ns()) */
@@ -476,6 +478,31 @@ static int due_before_handoff(const struct bcoz_thread *t)
 	       c / BCOZ_PERIOD_NS * BCOZ_PERIOD_NS <= t->credited_to;
 }
 
+/* How much of the event's count in (FROM, TO] the last spins took. */
+static uint64_t spun_within(const struct bcoz_thread *t, uint64_t from, uint64_t to)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < BCOZ_SPUN_HIST; i++) {
+		uint64_t lo = t->spun_from[i] > from ? t->spun_from[i] : from;
+		uint64_t hi = t->spun_to[i] < to ? t->spun_to[i] : to;
+
+		if (hi > lo)
+			sum += hi - lo;
+	}
+	return sum;
+}
+
+/* Whether the on-CPU point of the record being handled fell due in a
+ * spin (the kernel's points are on the period's grid of the count: see
+ * due_before_handoff()); its interrupt may come after the spin ended. */
+static int due_in_spin(const struct bcoz_thread *t)
+{
+	uint64_t due = t->sample_read / BCOZ_PERIOD_NS * BCOZ_PERIOD_NS;
+
+	return bcoz_blocked_supported && due && spun_within(t, due - 1, due);
+}
+
 /* The thread's previous on-CPU sample's line into *first; whether it hit
  * the selection in this experiment.  Where owed, late and handler points
  * are charged (on_sample()). */
@@ -511,21 +538,22 @@ static void on_sample(struct bcoz_thread *t, uint16_t misc, uint64_t time,
 	if (cls == BCOZ_LOCK)
 		return;	/* lock waiting is a consequence of the holder's work: never a line's */
 	if ((cls == BCOZ_ONCPU || (cls == BCOZ_SCHED && bcoz_cfg.scope != BCOZ_SCHED)) &&
-	    time && time >= t->pause_from && time <= t->pause_to) {
+	    ((time && time >= t->pause_from && time <= t->pause_to) ||
+	     (cls == BCOZ_ONCPU && due_in_spin(t)))) {
 		/*
-		 * Taken in our own pause's spin (or while its CPU was taken):
-		 * bcoz's time, never a line's.  The walk below skips bcoz's
-		 * frames and would charge it to the line that called the
-		 * wrapper, or through the signal frame to the interrupted
-		 * function's caller.  Under --blocked-scope s a spin's waits
-		 * for the CPU are its hits (pause_ns()).
+		 * Taken in our own pause's spin (or while its CPU was taken),
+		 * or due in it and taken just after: bcoz's time, never a
+		 * line's.  The walk below skips bcoz's frames and would
+		 * charge it to the line that called the wrapper, or through
+		 * the signal frame to the interrupted function's caller.
+		 * Under --blocked-scope s a spin's waits for the CPU are its
+		 * hits (pause_ns()).
 		 */
 		atomic_fetch_add(&total_in_pause, weight);
 		return;
 	}
 	if (cls == BCOZ_ONCPU && !t->owed && !late && time &&
-	    time >= t->work_from && time <= t->work_to &&
-	    (time < t->pause_from || time > t->pause_to)) {
+	    time >= t->work_from && time <= t->work_to) {
 		/*
 		 * Taken while our SIGPROF handler ran (not in its pause):
 		 * the thread was interrupted in the line of its previous
@@ -820,6 +848,64 @@ static int usable_cpus(void)
 	return sched_getaffinity(0, sizeof(set), &set) ? 1 : CPU_COUNT(&set);
 }
 
+/*
+ * The event's count at the start of a pause's spin, where a hand-off may
+ * later credit the thread's CPU time since its last sample to the line
+ * (credit_unsampled(): the sample hit it, or one not yet drained may);
+ * else 0.  A spin's CPU time is the event's like the line's, and its
+ * samples count for no line (on_sample()), so without this a hand-off
+ * after a spinning pause credited the spin as the line's time: up to the
+ * drain timer's worth of it, as delay every other thread owed.
+ */
+static uint64_t spin_start(struct bcoz_thread *t)
+{
+	if (bcoz_cfg.scope || !atomic_load(&exp_active) ||
+	    (!t->last_hit && !sampler_has_data(t)))
+		return 0;
+	return sampler_count(t);
+}
+
+/* The spin that began at count C0 (spin_start()) ends: kept out. */
+static void spin_end(struct bcoz_thread *t, uint64_t c0)
+{
+	uint64_t c1;
+	unsigned int i;
+
+	if (!c0)
+		return;
+	c1 = sampler_count(t);
+	if (c1 <= c0)
+		return;
+	i = t->spun_n++ % BCOZ_SPUN_HIST;
+	t->spun_from[i] = c0;
+	t->spun_to[i] = c1;
+	atomic_fetch_add(&total_spun_count_ns, c1 - c0);
+}
+
+/*
+ * Spin until END (bcoz_now()), the count read at both ends where it may
+ * be needed (spin_start()); the spin leaves the second read the time of
+ * the thread's quickest read so far (not this one's: it may have been
+ * preempted), so the pause still ends at END.
+ */
+static void spin_until(struct bcoz_thread *t, uint64_t end)
+{
+	uint64_t s = bcoz_now(), c0, read = 0;
+
+	if (s >= end)
+		return;		/* a sleep that ended late: nothing to spin */
+	c0 = spin_start(t);
+	if (c0) {
+		read = bcoz_now() - s;
+		if (t->count_read_ns && t->count_read_ns < read)
+			read = t->count_read_ns;
+		t->count_read_ns = read;
+	}
+	while (bcoz_now() + read < end)
+		;
+	spin_end(t, c0);
+}
+
 static void pause_ns(struct bcoz_thread *t, uint64_t ns)
 {
 	uint64_t t0 = bcoz_now(), el, late, seq = atomic_load(&exp_seq);
@@ -837,8 +923,7 @@ static void pause_ns(struct bcoz_thread *t, uint64_t ns)
 		 * shrink and the prediction with them; a spinning thread's own
 		 * waits for the CPU count as its hits.
 		 */
-		while (bcoz_now() - t0 < ns)
-			;
+		spin_until(t, t0 + ns);
 	} else {
 		uint64_t margin = t->wake_late_ns < ns ? t->wake_late_ns : ns;
 
@@ -873,8 +958,7 @@ static void pause_ns(struct bcoz_thread *t, uint64_t ns)
 		 * land in this function, never in a line of the program.
 		 */
 		sampler_enable(t, 1);
-		while (bcoz_now() - t0 < ns)
-			;
+		spin_until(t, t0 + ns);
 	}
 	t->pause_from = t0;
 	t->pause_to = bcoz_now();
@@ -987,16 +1071,24 @@ static void process(struct bcoz_thread *t, int from_timer);
  * guarded accesses out of the pair; only the thread's own handler reads
  * in_use, so no CPU barrier is needed.
  */
-static inline void handler_hold(struct bcoz_thread *t)
+static inline int handler_hold(struct bcoz_thread *t)
 {
+	int was = t->in_use;
+
 	t->in_use = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return was;
 }
 
-static inline void handler_allow(struct bcoz_thread *t)
+/*
+ * WAS: what handler_hold() returned.  The pairs nest: a program's signal
+ * handler that posts a semaphore (bcoz_release()) while our own
+ * processing runs must not let our SIGPROF handler in.
+ */
+static inline void handler_allow(struct bcoz_thread *t, int was)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->in_use = 0;
+	t->in_use = was;
 }
 
 /*
@@ -1027,7 +1119,7 @@ void bcoz_process(struct bcoz_thread *t)
 
 static void process(struct bcoz_thread *t, int from_timer)
 {
-	int saved = errno;
+	int saved = errno, was;
 	uint64_t t0, p0, own;
 
 	if (!t || !bcoz_active)
@@ -1037,7 +1129,7 @@ static void process(struct bcoz_thread *t, int from_timer)
 		t->pending = 1;
 		return;
 	}
-	handler_hold(t);
+	was = handler_hold(t);
 	/* timed only for BCOZ_STATS: two clock reads per drain otherwise */
 	t0 = bcoz_cfg.stats ? bcoz_now() : 0;
 	p0 = t->paused_ns;
@@ -1055,7 +1147,7 @@ static void process(struct bcoz_thread *t, int from_timer)
 		own = own > t->paused_ns - p0 ? own - (t->paused_ns - p0) : 0;
 		atomic_fetch_add(&total_process_ns, own);
 	}
-	handler_allow(t);
+	handler_allow(t, was);
 	errno = saved;
 }
 
@@ -1102,14 +1194,14 @@ void bcoz_pre_block(void)
 	if (t->block_ts) {
 		uint64_t snow = bcoz_stamp();
 		uint64_t woke = stamp_time(t->woke_stamp, t->block_ts, snow);
+		int was = handler_hold(t);	/* delay_hist_sum() takes the history's lock */
 
-		handler_hold(t);	/* delay_hist_sum() takes the history's lock */
 		t->block_stamp = snow;
 		t->late_from = t->block_ts > LATE_WINDOW_NS ? t->block_ts - LATE_WINDOW_NS : 0;
 		if (woke > t->late_from)
 			t->late_from = woke;
 		t->late_seen = delay_hist_sum(t->late_from, t->block_ts);
-		handler_allow(t);
+		handler_allow(t, was);
 	}
 	/* one exchange: a signal handler's wrapped call between a test and
 	 * a store would count the thread twice */
@@ -1190,9 +1282,9 @@ void bcoz_post_block(int skip)
 	 * as sped up ourselves.
 	 */
 	if (skip && atomic_load(&exp_active)) {
-		handler_hold(t);	/* settle_wait() takes the history's lock */
+		int was = handler_hold(t);	/* settle_wait() takes the history's lock */
 		settle_wait(t, bcoz_now());
-		handler_allow(t);
+		handler_allow(t, was);
 		/*
 		 * What is still owed is paid at the next drain, not now: a
 		 * thread just woken by another often shares the waker's CPU
@@ -1393,7 +1485,7 @@ void bcoz_thread_begin(struct bcoz_thread *t, uint64_t inherit)
  */
 static uint64_t credit_unsampled(struct bcoz_thread *t, uint64_t cap)
 {
-	uint64_t c, seen, rem, d;
+	uint64_t c, seen, ran, rem, d;
 
 	if (!atomic_load(&exp_active) || !t->last_hit || bcoz_cfg.scope)
 		return 0;
@@ -1401,8 +1493,14 @@ static uint64_t credit_unsampled(struct bcoz_thread *t, uint64_t cap)
 	seen = t->count_at_sample > t->credited_to ? t->count_at_sample : t->credited_to;
 	if (c <= seen)
 		return 0;
-	rem = c - seen < cap ? c - seen : cap;
-	t->credited_to = seen + rem;
+	/* not the spins of its pauses (spin_start()); ranges recorded by
+	 * nested pauses may overlap */
+	ran = spun_within(t, seen, c);
+	ran = c - seen > ran ? c - seen - ran : 0;
+	rem = ran < cap ? ran : cap;
+	t->credited_to = c - (ran - rem);
+	if (!rem)
+		return 0;
 	if (t->debt_exp != atomic_load(&exp_seq))
 		t->debt_ns = 0;
 	t->debt_ns += rem;
@@ -1419,11 +1517,18 @@ static uint64_t credit_unsampled(struct bcoz_thread *t, uint64_t cap)
  * worth (and a period), the time was lost, not owed. */
 static void credit_remainder(struct bcoz_thread *t)
 {
+	int was;
+
 	if (t->in_use)
 		return;
+	/* the history's lock (delay_hist_add()), then a pause: as process() */
+	was = handler_hold(t);
 	atomic_fetch_add(&total_exit_credit_ns,
 			 credit_unsampled(t, bcoz_cfg.timer_ns + BCOZ_PERIOD_NS));
 	add_delays(t, 0);
+	handler_allow(t, was);
+	if (t->pending)
+		process(t, 0);	/* what our SIGPROF handler left */
 }
 
 /*
@@ -1466,10 +1571,12 @@ void bcoz_release(void)
 	if (!atomic_load(&exp_active))
 		return;
 	t->woke_stamp = bcoz_stamp();	/* for settle_wait() */
-	if (t->last_hit && release_due(t)) {
-		handler_hold(t);	/* while we change the counters */
+	/* not from a signal handler of the program inside our own processing
+	 * (a pause's spin not yet recorded would be credited) */
+	if (t->last_hit && !t->in_use && release_due(t)) {
+		int was = handler_hold(t);	/* while we change the counters */
 		credit_unsampled(t, bcoz_cfg.timer_ns + BCOZ_PERIOD_NS);
-		handler_allow(t);
+		handler_allow(t, was);
 		bcoz_process(t);
 	}
 }
@@ -2003,8 +2110,7 @@ __attribute__((constructor)) static void bcoz_init(void)
 		setenv("BCOZ_FOLLOWED", "1", 1);
 	nspeedups = bcoz_cfg.nspeedups;
 	memcpy(speedup_list, bcoz_cfg.speedups, sizeof(speedup_list));
-	spin_pauses = bcoz_cfg.spin_pauses ||
-		      (bcoz_cfg.scope == BCOZ_SCHED && !bcoz_cfg.sleep_pauses);
+	spin_pauses = bcoz_every_pause_spins(&bcoz_cfg);
 	ncpus = usable_cpus();
 	if (sampler_probe())
 		bcoz_real_exit(1);
@@ -2066,7 +2172,7 @@ static void write_stats(void)
 {
 	static _Atomic int written;
 	const char *stats = bcoz_cfg.stats;
-	char buf[768];
+	char buf[1024];
 	int fd, n, expect = 0;
 
 	if (!stats || !*stats || !atomic_compare_exchange_strong(&written, &expect, 1))
@@ -2076,7 +2182,7 @@ static void write_stats(void)
 		     "pause_ns=%llu overslept_ns=%llu experiments=%llu samples=%llu blocked=%llu "
 		     "lock=%llu unsampled=%d exit_credit_ns=%llu own_credit_ns=%llu "
 		     "throttled=%llu process_ns=%llu late_handoff=%llu in_handler=%llu "
-		     "carried_ns=%llu spun=%llu slept=%llu in_pause=%llu\n",
+		     "carried_ns=%llu spun=%llu slept=%llu in_pause=%llu spun_count_ns=%llu\n",
 		     (unsigned long long)startup_cost_ns,
 		     (unsigned long long)(bcoz_now() - start_ns),
 		     (unsigned long long)atomic_load(&global_delay),
@@ -2097,7 +2203,8 @@ static void write_stats(void)
 		     (unsigned long long)atomic_load(&total_carried_ns),
 		     (unsigned long long)atomic_load(&total_spun),
 		     (unsigned long long)atomic_load(&total_slept),
-		     (unsigned long long)atomic_load(&total_in_pause));
+		     (unsigned long long)atomic_load(&total_in_pause),
+		     (unsigned long long)atomic_load(&total_spun_count_ns));
 	fd = open(stats, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0 || syscall(SYS_write, fd, buf, n) < 0)
 		bcoz_msg("warning: cannot write %s\n", stats);

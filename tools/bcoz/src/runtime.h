@@ -35,6 +35,7 @@
 #define BCOZ_SPEEDUP_STEPS	20		/* 5 % steps */
 #define BCOZ_ZERO_WEIGHT	7		/* extra draws that mean 0 % */
 #define BCOZ_LATE_HIST		8		/* last sleeps whose median lateness sets the spin cap */
+#define BCOZ_SPUN_HIST		32		/* spins of pauses kept out of a hand-off's credit */
 #define BCOZ_PAUSE_SPIN_LIMIT_NS 5000000ULL	/* the spin cap never rises above this */
 #define BCOZ_MIN_EXP_NS		100000000ULL	/* minimum experiment length (BCOZ_EXP_MS) */
 #define BCOZ_MAX_EXP_NS		8000000000ULL	/* cap on the adaptive length */
@@ -105,6 +106,9 @@ struct bcoz_config {
 
 extern struct bcoz_config bcoz_cfg;
 int bcoz_config_load(void);	/* 0, or -1 with one error message printed */
+/* every pause spins: BCOZ_SPIN_PAUSES=1, or --blocked-scope s unless
+ * BCOZ_SLEEP_PAUSES=1 (profiler.c's pause_ns()) */
+int bcoz_every_pause_spins(const struct bcoz_config *c);
 
 /* ---- line map ---- */
 struct bcoz_line {
@@ -170,6 +174,11 @@ struct bcoz_thread {
 	uint64_t sample_read;		/* the event's count in the record being handled */
 	uint64_t count_at_sample;	/* the event's count at the last on-CPU sample */
 	uint64_t credited_to;		/* count up to which a hand-off credited ahead */
+	/* the event's count over the last spins of pauses: never a line's
+	 * time, kept out of credit_unsampled() */
+	uint64_t spun_from[BCOZ_SPUN_HIST], spun_to[BCOZ_SPUN_HIST];
+	unsigned int spun_n;
+	uint64_t count_read_ns;		/* the quickest read of the count (spin_until()) */
 	uint64_t work_from, work_to;	/* the SIGPROF handler's last run (bcoz_now()) */
 	uint64_t pause_from, pause_to;	/* the thread's last pause */
 	uint64_t debt_ns;		/* credited ahead: owed back by the next hits */

@@ -703,8 +703,8 @@ def t_pause_kind():
     are no more than its CPUs, and sleeps otherwise (pause_ns() in
     profiler.c).  The reader-bound pipeline with its reader's line sped
     up: the worker pays, its reader computing beside it.  On one CPU
-    (taskset) two running threads outnumber it: e.g. 219 of 265 pauses
-    slept; on two, 207 of 207 spun (BCOZ_STATS spun and slept)."""
+    (taskset) two running threads outnumber it: e.g. 214 of 235 pauses
+    slept; on two, 186 of 186 spun (BCOZ_STATS spun and slept)."""
     need_two_cpus()
     line = marker_line("pipeline.c", "LOOP_R")
     mine = sorted(os.sched_getaffinity(0))
@@ -746,7 +746,9 @@ NO_EFFECT_SE = min(SE_TARGET, 1.5)
 NO_EFFECT_BUDGET_S, NO_EFFECT_MAX_RUNS = 1.5 * PRECISE_BUDGET_S, 48
 
 
-def truth_check(name, marker, no_effect=False, judge=True):
+def truth_check(name, marker, no_effect=False, judge=True, over=None):
+    """OVER: also hold the prediction to at most that many points above
+    its actual."""
     need_two_cpus()
     more = dict(target=NO_EFFECT_SE, budget_s=NO_EFFECT_BUDGET_S,
                 hard_max=NO_EFFECT_MAX_RUNS) if no_effect else {}
@@ -769,6 +771,8 @@ def truth_check(name, marker, no_effect=False, judge=True):
     else:
         assert abs(pred - act) <= TOL, "%+.1f from the actual speedup, more than %.0f: %s" % (
             pred - act, TOL, info)
+        assert over is None or pred - act <= over, \
+            "%+.1f above the actual speedup, more than %.0f: %s" % (pred - act, over, info)
     if no_effect and r["se"] > NO_EFFECT_SE:
         info += ("; the no-effect bound %+.0f not judged: it needs a standard error of at "
                  "most %.1f" % (NO_EFFECT_MIN, NO_EFFECT_SE))
@@ -833,6 +837,27 @@ def t_forkjoin_big():
 def t_forkjoin_small():
     """Fork-join: speeding the small worker changes nothing."""
     return truth_check("forkjoin", "LOOP_SMALL", no_effect=True)
+
+
+# twin's line may read at most this far above its actual (t_twin_threads)
+TWIN_OVER = 5.0
+
+
+def t_twin_threads():
+    """Two threads running the same line, each handing off every 0.2 ms
+    (tests/twin.c): the line is all the work, about +50 at 50 %.
+
+    The thread behind pauses in the hand-off's wrapper, and then the
+    hand-off credits its CPU time since its last sample to the line, a
+    debt its next hits pay back.  That CPU time held the pause's spin:
+    the line earned delay for bcoz's own pauses, and read high, +8.4 and
+    +8.1 above the actual (spinning and sleeping pauses, 2026-11-29).
+    The spins' counts are kept out now (spin_start() in profiler.c): it
+    read -3.9 to -5.9 below it in five runs, -2.4 of it below the
+    profiled actual (truth.py --profiled), the rest the profiling's own
+    cost at each hand-off.  Beside the suite's tolerance, the reading
+    above the actual is held to TWIN_OVER."""
+    return truth_check("twin", "LOOP_X", over=TWIN_OVER)
 
 
 def t_own_time():
@@ -1940,6 +1965,7 @@ TESTS = [(u.__name__, u) for u in unit_tests.ALL] + [
     ("pipeline: the worker behind a full queue", t_pipeline_full_queue),
     ("fork-join: speeding the big worker", t_forkjoin_big),
     ("fork-join: speeding a small worker", t_forkjoin_small),
+    ("two threads, one line: hand-offs after pauses", t_twin_threads),
     ("fork-join: bcoz's own thread set-up sped away", t_own_time),
     ("throttled sampling: counted and named", t_throttle_warning),
     ("auto line selection", t_auto_selection),

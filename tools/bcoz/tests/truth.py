@@ -15,7 +15,10 @@ Each case is one line of a ground-truth program at one line-speedup level:
   forkjoin (tests/forkjoin.c) - per round, workers created and joined (one
       does 3 units, the others 1), then a serial merge (1 unit);
   lock     (tests/lock.c)     - two threads serialised on a mutex (L inside,
-      O outside).
+      O outside);
+  twin     (tests/twin.c)     - two threads running the same loop X side by
+      side, each unlocking its own mutex every 0.2 ms (a hand-off after
+      which the thread behind pauses).
 
 The prediction is bcoz's program speedup with `--fixed-line LINE --speedups
 0,LEVEL`, from runs of N experiments each (the program loops until bcoz
@@ -213,6 +216,7 @@ CASES = list(pipeline_cases()) + [
     for w in ("BIG", "SMALL", "MERGE")] + [
     ("lock", "lock", "o_iterations", "lock.c", "LOOP_L", lambda p: [str(p)], None),
     ("lock", "lock", "o_iterations", "lock.c", "LOOP_O", lambda p: ["100", "0", str(p)], None),
+    ("twin", "twin", "x_iterations", "twin.c", "LOOP_X", lambda p: [str(p)], None),
 ]
 
 
