@@ -4,7 +4,7 @@
 # the host suite checks a few of these rows with tolerances).
 #
 # For each line of the ground-truth programs (tests/pipeline.c in three
-# shapes, tests/forkjoin.c, tests/lock.c) it prints bcoz's program speedup at
+# shapes, tests/forkjoin.c, tests/lock.c, tests/twin.c) it prints bcoz's program speedup at
 # LEVEL % line speedup, the actual speedup of unprofiled runs in which that
 # line's loop really is LEVEL % shorter, their difference and the
 # prediction's bootstrap standard error (tests/truth.py explains the method).

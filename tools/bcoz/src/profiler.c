@@ -1082,8 +1082,8 @@ static inline int handler_hold(struct bcoz_thread *t)
 
 /*
  * WAS: what handler_hold() returned.  The pairs nest: a program's signal
- * handler that posts a semaphore (bcoz_release()) while our own
- * processing runs must not let our SIGPROF handler in.
+ * handler that calls a wrapped wait (bcoz_pre_block(), bcoz_post_block())
+ * while our own processing runs must not let our SIGPROF handler in.
  */
 static inline void handler_allow(struct bcoz_thread *t, int was)
 {
@@ -1463,7 +1463,8 @@ void bcoz_thread_begin(struct bcoz_thread *t, uint64_t inherit)
 
 /*
  * The CPU time a thread ran since its last on-CPU sample (the event's count
- * now, less its count in that sample and what was credited since), credited
+ * now, less its count in that sample and what was credited since, less the
+ * spins of its pauses: spin_start()), credited
  * to the selection when that sample hit it: the thread is still in the line
  * or just left it.  At most CAP ns; returns what was credited.  It is a
  * debt: the line's next hits pay it back.  The samples' count stays the
@@ -1493,8 +1494,8 @@ static uint64_t credit_unsampled(struct bcoz_thread *t, uint64_t cap)
 	seen = t->count_at_sample > t->credited_to ? t->count_at_sample : t->credited_to;
 	if (c <= seen)
 		return 0;
-	/* not the spins of its pauses (spin_start()); ranges recorded by
-	 * nested pauses may overlap */
+	/* not the spins of its pauses (spin_start()); clamped, though the
+	 * ranges do not overlap while pauses cannot nest */
 	ran = spun_within(t, seen, c);
 	ran = c - seen > ran ? c - seen - ran : 0;
 	rem = ran < cap ? ran : cap;
